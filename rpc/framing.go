@@ -1,0 +1,141 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxMessageBytes is the largest message the runtime reads: 32 MiB, not
+// counting the line terminator.
+const MaxMessageBytes = 32 << 20
+
+// ErrMessageTooLarge ends a session: a line longer than the limit cannot be
+// skipped safely, because its end may never come.
+var ErrMessageTooLarge = fmt.Errorf("message exceeds the %d-byte (32 MiB) limit", MaxMessageBytes)
+
+// LineReader reads newline-terminated messages and never holds more than
+// max bytes of one line in memory.
+type LineReader struct {
+	br  *bufio.Reader
+	max int
+}
+
+// NewLineReader returns a reader of lines of at most max bytes.
+func NewLineReader(r io.Reader, max int) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// ReadLine returns the next non-blank line without its terminator ("\n" or
+// "\r\n"). The slice is the caller's. At the end of the input it returns
+// io.EOF; a final line without a newline is still returned first. A line over
+// the limit returns ErrMessageTooLarge as soon as the limit is passed, without
+// reading the rest of the line.
+func (r *LineReader) ReadLine() ([]byte, error) {
+	for {
+		line, err := r.readRaw()
+		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			if err != nil {
+				return nil, err
+			}
+			continue // blank lines carry nothing
+		}
+		return line, nil
+	}
+}
+
+func (r *LineReader) readRaw() ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		n := len(chunk)
+		if err == nil {
+			n-- // drop the '\n'
+		}
+		if total := len(buf) + n; total > r.max {
+			// One byte of slack for the "\r" of a "\r\n" terminator.
+			if total > r.max+1 || lastByte(buf, chunk[:n]) != '\r' {
+				return nil, ErrMessageTooLarge
+			}
+		}
+		if buf == nil && err == nil {
+			return append([]byte(nil), chunk[:n]...), nil
+		}
+		buf = append(buf, chunk[:n]...)
+		switch {
+		case err == nil:
+			return buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return buf, err
+		}
+	}
+}
+
+func lastByte(a, b []byte) byte {
+	if len(b) > 0 {
+		return b[len(b)-1]
+	}
+	return a[len(a)-1]
+}
+
+// LineWriter writes one message a line. Concurrent writers are serialised;
+// the buffer is flushed when no other writer is waiting, so a burst of
+// notifications costs one system call instead of one per message.
+type LineWriter struct {
+	waiting atomic.Int32
+	mu      sync.Mutex
+	bw      *bufio.Writer
+	err     error
+}
+
+// NewLineWriter returns a writer of lines to w.
+func NewLineWriter(w io.Writer) *LineWriter {
+	return &LineWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// WriteLine writes msg and a newline. msg must not contain a newline.
+func (w *LineWriter) WriteLine(msg []byte) error {
+	w.waiting.Add(1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last := w.waiting.Add(-1) == 0
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := w.bw.Write(msg); err != nil {
+		w.err = err
+		return err
+	}
+	if err := w.bw.WriteByte('\n'); err != nil {
+		w.err = err
+		return err
+	}
+	if last {
+		if err := w.bw.Flush(); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush writes anything still buffered.
+func (w *LineWriter) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.err = w.bw.Flush()
+	return w.err
+}

@@ -1,0 +1,7 @@
+// Package workflow is the engine every agent run compiles to: a DAG of typed
+// steps, one scheduler that drives it with bounded parallelism, the
+// transitions it reports, the run log on disk, and the team plan schema.
+//
+// It knows nothing of models, tools or git, and imports nothing else of the
+// project; step kinds are registered by the packages that own them.
+package workflow
