@@ -15,11 +15,11 @@ import (
 // parses a message. Lines that break those rules are answered here and never
 // reach the server.
 type lineChannel struct {
-	in     io.Closer
-	reader *LineReader
-	writer *LineWriter
-	env    envelopeDecoder
-	log    *log.Logger
+	in      io.Closer
+	reader  *LineReader
+	writer  *LineWriter
+	env     envelopeDecoder
+	log     *log.Logger
 	endOnce sync.Once
 	endErr  error         // why the input ended (io.EOF, ErrMessageTooLarge, ...)
 	closed  chan struct{} // closed by Close

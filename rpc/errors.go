@@ -11,19 +11,19 @@ import (
 // The protocol's error codes (runtime-protocol.md, Errors). This table is the
 // one place that maps failures to codes.
 const (
-	CodeParseError         jrpc2.Code = -32700
-	CodeInvalidRequest     jrpc2.Code = -32600
-	CodeMethodNotFound     jrpc2.Code = -32601
-	CodeInvalidParams      jrpc2.Code = -32602
-	CodeInternal           jrpc2.Code = -32603
-	CodeProvider           jrpc2.Code = -32001
-	CodeProtocolVersion    jrpc2.Code = -32002
-	CodeNotInitialized     jrpc2.Code = -32003
-	CodeNoWorkspace        jrpc2.Code = -32004
-	CodeTool               jrpc2.Code = -32005
-	CodeRequestCancelled   jrpc2.Code = -32800
-	cancelledKind                     = "cancelled"
-	notImplementedMessage             = "not implemented yet: %s"
+	CodeParseError        jrpc2.Code = -32700
+	CodeInvalidRequest    jrpc2.Code = -32600
+	CodeMethodNotFound    jrpc2.Code = -32601
+	CodeInvalidParams     jrpc2.Code = -32602
+	CodeInternal          jrpc2.Code = -32603
+	CodeProvider          jrpc2.Code = -32001
+	CodeProtocolVersion   jrpc2.Code = -32002
+	CodeNotInitialized    jrpc2.Code = -32003
+	CodeNoWorkspace       jrpc2.Code = -32004
+	CodeTool              jrpc2.Code = -32005
+	CodeRequestCancelled  jrpc2.Code = -32800
+	cancelledKind                    = "cancelled"
+	notImplementedMessage            = "not implemented yet: %s"
 )
 
 // Sentinel causes of a request's cancellation.

@@ -33,11 +33,11 @@ func (p Phase) String() string { return phaseNames[p] }
 type lifecycleEvent uint8
 
 const (
-	evInitialize   lifecycleEvent = iota // initialize received
-	evInitialized                        // initialize answered with a result
-	evInitFailed                         // initialize answered with an error
-	evShutdown                           // shutdown received
-	evExit                               // exit, end of input or SIGTERM
+	evInitialize  lifecycleEvent = iota // initialize received
+	evInitialized                       // initialize answered with a result
+	evInitFailed                        // initialize answered with an error
+	evShutdown                          // shutdown received
+	evExit                              // exit, end of input or SIGTERM
 )
 
 var eventNames = [...]string{"initialize", "initialized", "initFailed", "shutdown", "exit"}
