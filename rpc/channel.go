@@ -5,7 +5,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/charmbracelet/log"
 )
@@ -55,6 +54,13 @@ var exitMessage = []byte(`{"jsonrpc":"2.0","method":"exit"}`)
 func (c *lineChannel) Recv() ([]byte, error) {
 	for {
 		line, err := c.reader.ReadLine()
+		if c.isClosed() {
+			// jrpc2 must not get a message after Close: its queue is gone.
+			if err == nil {
+				err = io.ErrClosedPipe
+			}
+			return nil, err
+		}
 		if err != nil {
 			ended := false
 			c.endOnce.Do(func() {
@@ -115,7 +121,7 @@ func (c *lineChannel) Send(msg []byte) error {
 
 // waitIdle waits until every request received has been answered, or until
 // the deadline. It reports whether the requests were all answered.
-func (c *lineChannel) waitIdle(deadline <-chan time.Time) bool {
+func (c *lineChannel) waitIdle(deadline <-chan struct{}) bool {
 	for c.open.Load() > 0 {
 		select {
 		case <-c.idle:
@@ -153,4 +159,13 @@ func (c *lineChannel) inputError() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.endErr
+}
+
+func (c *lineChannel) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
 }

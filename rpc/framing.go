@@ -52,32 +52,34 @@ func (r *LineReader) ReadLine() ([]byte, error) {
 	}
 }
 
+// readRaw consumes input as soon as it arrives (not a buffer-full at a
+// time), so an oversized line is detected at its first byte over the limit.
 func (r *LineReader) readRaw() ([]byte, error) {
 	var buf []byte
 	for {
-		chunk, err := r.br.ReadSlice('\n')
-		n := len(chunk)
-		if err == nil {
-			n-- // drop the '\n'
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				return buf, err
+			}
 		}
-		if total := len(buf) + n; total > r.max {
+		avail, _ := r.br.Peek(r.br.Buffered())
+		i := bytes.IndexByte(avail, '\n')
+		chunk := avail
+		if i >= 0 {
+			chunk = avail[:i]
+		}
+		if total := len(buf) + len(chunk); total > r.max {
 			// One byte of slack for the "\r" of a "\r\n" terminator.
-			if total > r.max+1 || lastByte(buf, chunk[:n]) != '\r' {
+			if total > r.max+1 || lastByte(buf, chunk) != '\r' {
 				return nil, ErrMessageTooLarge
 			}
 		}
-		if buf == nil && err == nil {
-			return append([]byte(nil), chunk[:n]...), nil
-		}
-		buf = append(buf, chunk[:n]...)
-		switch {
-		case err == nil:
+		buf = append(buf, chunk...)
+		if i >= 0 {
+			_, _ = r.br.Discard(i + 1)
 			return buf, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		default:
-			return buf, err
 		}
+		_, _ = r.br.Discard(len(avail))
 	}
 }
 
@@ -85,7 +87,10 @@ func lastByte(a, b []byte) byte {
 	if len(b) > 0 {
 		return b[len(b)-1]
 	}
-	return a[len(a)-1]
+	if len(a) > 0 {
+		return a[len(a)-1]
+	}
+	return 0
 }
 
 // LineWriter writes one message a line. Concurrent writers are serialised;

@@ -96,15 +96,16 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, stop <-chan os.Signal) i
 		code = 1
 		s.log.Error("ending the session", "reason", err.Error())
 	}
-	deadline := time.After(exitGrace)
-	if !ch.waitIdle(deadline) {
+	grace, cancelGrace := context.WithTimeout(context.Background(), exitGrace)
+	defer cancelGrace()
+	if !ch.waitIdle(grace.Done()) {
 		s.log.Warn("exiting with requests still unanswered", "open", ch.open.Load())
 	}
 	s.calls.cancelAll(errShuttingDown, nil)
 	srv.Stop()
 	select {
 	case <-done:
-	case <-deadline:
+	case <-grace.Done():
 	}
 	if err := ch.writer.Flush(); err != nil {
 		s.log.Debug("flush at exit", "err", err.Error())
