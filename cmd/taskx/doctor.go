@@ -144,4 +144,3 @@ func indent(line []byte) string {
 	}
 	return b.String()
 }
-
