@@ -89,7 +89,9 @@ func (c *lineChannel) Recv() ([]byte, error) {
 		if env.kind == kindRequest {
 			c.open.Add(1)
 		}
-		c.log.Log(TraceLevel, "recv", "method", env.method, "id", env.key, "bytes", len(line))
+		if c.log.GetLevel() <= TraceLevel {
+			c.log.Log(TraceLevel, "recv", "method", env.method, "id", env.key, "bytes", len(line))
+		}
 		return line, nil
 	}
 }
@@ -115,7 +117,9 @@ func (c *lineChannel) Send(msg []byte) error {
 			}
 		}
 	}
-	c.log.Log(TraceLevel, "send", "bytes", len(msg))
+	if c.log.GetLevel() <= TraceLevel {
+		c.log.Log(TraceLevel, "send", "bytes", len(msg))
+	}
 	return c.writer.WriteLine(msg)
 }
 

@@ -74,13 +74,28 @@ func (r *LineReader) readRaw() ([]byte, error) {
 				return nil, ErrMessageTooLarge
 			}
 		}
-		buf = append(buf, chunk...)
+		buf = appendDoubling(buf, chunk, r.max+1)
 		if i >= 0 {
 			_, _ = r.br.Discard(i + 1)
 			return buf, nil
 		}
 		_, _ = r.br.Discard(len(avail))
 	}
+}
+
+// appendDoubling appends like append, but doubles the capacity when it
+// grows (append grows large slices by a quarter, which copies a long line
+// many times over), never past limit.
+func appendDoubling(buf, chunk []byte, limit int) []byte {
+	if need := len(buf) + len(chunk); need > cap(buf) {
+		if buf == nil {
+			return append(make([]byte, 0, len(chunk)), chunk...) // most lines fit one read
+		}
+		grown := make([]byte, len(buf), min(max(2*cap(buf), need), max(limit, need)))
+		copy(grown, buf)
+		buf = grown
+	}
+	return append(buf, chunk...)
 }
 
 func lastByte(a, b []byte) byte {

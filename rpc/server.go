@@ -23,8 +23,12 @@ const ServerName = "task-x-runtime"
 // Version is serverInfo.version; release builds set it with -ldflags.
 var Version = "0.1.0"
 
-// exitGrace is how long exit waits for open replies.
-const exitGrace = 5 * time.Second
+// exitGrace is how long exit waits for open replies; finishGrace is the
+// least time left for the cancelled ones to be written after it.
+const (
+	exitGrace   = 5 * time.Second
+	finishGrace = 250 * time.Millisecond
+)
 
 // Options configure a Server.
 type Options struct {
@@ -102,13 +106,28 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, stop <-chan os.Signal) i
 		s.log.Warn("exiting with requests still unanswered", "open", ch.open.Load())
 	}
 	s.calls.cancelAll(errShuttingDown, nil)
-	srv.Stop()
+	// Stopping and flushing can block on a client that no longer reads
+	// stdout (jrpc2 writes replies under its lock), so they get the rest of
+	// the grace period (at least finishGrace) and no more.
+	finished := make(chan struct{})
+	go func() {
+		srv.Stop()
+		<-done
+		if err := ch.writer.Flush(); err != nil {
+			s.log.Debug("flush at exit", "err", err.Error())
+		}
+		close(finished)
+	}()
+	finishBy := time.NewTimer(finishGrace)
+	defer finishBy.Stop()
 	select {
-	case <-done:
+	case <-finished:
 	case <-grace.Done():
-	}
-	if err := ch.writer.Flush(); err != nil {
-		s.log.Debug("flush at exit", "err", err.Error())
+		select {
+		case <-finished:
+		case <-finishBy.C:
+			s.log.Warn("exiting before every reply was written: the client is not reading")
+		}
 	}
 	return code
 }
