@@ -308,6 +308,7 @@ func TestRepliesToUnknownRequestsAreDropped(t *testing.T) {
 	r.Initialize()
 	r.Send(`{"jsonrpc":"2.0","id":77,"result":{"decision":"allow"}}`)
 	r.Send(`{"jsonrpc":"2.0","id":78,"error":{"code":-1,"message":"no"}}`)
+	r.Send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"the client could not parse a line"}}`)
 	r.ExpectNoMessage()
 }
 
@@ -438,4 +439,23 @@ func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
 		return false
 	}
 	return mustJSON(t, x) == mustJSON(t, y)
+}
+
+func TestExitWithUnexpectedParamsStillExits(t *testing.T) {
+	t.Parallel()
+	r := Start(t)
+	r.Initialize()
+	r.Notify("exit", map[string]any{"reason": "user closed the window"})
+	if code, _ := r.WaitExit(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
+func TestExitBeforeInitializeExits(t *testing.T) {
+	t.Parallel()
+	r := Start(t)
+	r.Notify("exit", nil)
+	if code, _ := r.WaitExit(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
 }

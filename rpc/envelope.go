@@ -143,6 +143,7 @@ func decodeEnvelope(dec *jsontext.Decoder) (envelope, *rejection) {
 		paramsKind                jsontext.Kind
 		hasResult, hasError       bool
 		unknown                   string
+		hasUnknown                bool // the name alone cannot say: "" is a name too
 	)
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
@@ -183,8 +184,8 @@ func decodeEnvelope(dec *jsontext.Decoder) (envelope, *rejection) {
 				return parseError(err)
 			}
 		default:
-			if unknown == "" {
-				unknown = member
+			if !hasUnknown {
+				unknown, hasUnknown = member, true
 			}
 			if err := dec.SkipValue(); err != nil {
 				return parseError(err)
@@ -198,19 +199,24 @@ func decodeEnvelope(dec *jsontext.Decoder) (envelope, *rejection) {
 		return parseError(err)
 	}
 
+	if !hasMethod && (hasResult || hasError) {
+		// A reply is never answered, whatever its shape: the channel lets it
+		// through only when it matches a request of the runtime's.
+		if !idOK {
+			key = ""
+		}
+		return envelope{kind: kindResponse, key: key}, nil
+	}
 	if hasID && !idOK {
 		return invalid(nil, "id must be a string or an integer (omit it for a notification)")
 	}
 	if version != "2.0" {
 		return invalid(rawID, `jsonrpc must be "2.0"`)
 	}
-	if unknown != "" {
+	if hasUnknown {
 		return invalid(rawID, "unknown member %q; allowed: jsonrpc, id, method, params, result, error", clip(unknown, 64))
 	}
 	if !hasMethod {
-		if (hasResult || hasError) && hasID {
-			return envelope{kind: kindResponse, key: key}, nil
-		}
 		return invalid(rawID, "method is required")
 	}
 	switch {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -20,13 +22,13 @@ const LogEnv = "TASK_X_LOG"
 
 // ParseLogLevel reads a TASK_X_LOG value; empty means warn.
 func ParseLogLevel(s string) (log.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
+	switch name := strings.ToLower(strings.TrimSpace(s)); name {
 	case "":
 		return log.WarnLevel, nil
 	case "trace":
 		return TraceLevel, nil
 	case "debug", "info", "warn", "error":
-		return log.ParseLevel(s)
+		return log.ParseLevel(name)
 	}
 	return log.WarnLevel, fmt.Errorf("%s=%q: must be one of error, warn, info, debug, trace", LogEnv, s)
 }
@@ -62,19 +64,44 @@ const minSecretLen = 6
 
 var redactedMark = []byte("[redacted]")
 
-// Add registers a secret.
+// Add registers a secret, in each form the logger may print it: as is,
+// escaped (a value with a quote or a control character is written escaped),
+// and line by line (a multi-line value is written one line at a time).
 func (r *Redactor) Add(secret string) {
-	if len(secret) < minSecretLen {
-		return
+	forms := []string{secret, quoteInner(secret)}
+	if strings.Contains(secret, "\n") {
+		for line := range strings.SplitSeq(secret, "\n") {
+			forms = append(forms, line, quoteInner(line))
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, form := range forms {
+		r.addLocked(form)
+	}
+}
+
+func quoteInner(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+func (r *Redactor) addLocked(secret string) {
+	if len(secret) < minSecretLen {
+		return
+	}
 	for _, s := range r.secrets {
 		if string(s) == secret {
 			return
 		}
 	}
-	r.secrets = append(r.secrets, []byte(secret))
+	// Longest first, so a secret that contains another is replaced whole
+	// rather than leaving its remainder behind.
+	i := 0
+	for i < len(r.secrets) && len(r.secrets[i]) >= len(secret) {
+		i++
+	}
+	r.secrets = slices.Insert(r.secrets, i, []byte(secret))
 }
 
 // Write writes p with every secret replaced.

@@ -87,7 +87,7 @@ func (s *Server) registerMethods() {
 	}
 	s.bind(methodInitialize, s.initializeHandler())
 	s.bind(methodShutdown, typed(s, s.shutdown))
-	s.bind(methodExit, typed(s, s.exit))
+	s.bind(methodExit, s.exit) // params, if any, cannot stop an exit
 	s.bind(methodCancelRequest, typed(s, s.cancelRequest))
 	s.bind("provider/capabilities", typed(s, s.providerCapabilities))
 	if s.opts.Diagnostics {

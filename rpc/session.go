@@ -145,7 +145,7 @@ func (s *Server) shutdown(ctx context.Context, _ *noParams) (any, error) {
 }
 
 // exit ends the session; Serve does the waiting and the exit code.
-func (s *Server) exit(context.Context, *noParams) (any, error) {
+func (s *Server) exit(context.Context, *jrpc2.Request) (any, error) {
 	s.exitOnce.Do(func() { close(s.exitCh) })
 	return nil, nil
 }
