@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -300,6 +301,18 @@ func (r *Runtime) WaitExit() (int, []Message) {
 		case <-deadline:
 			r.t.Fatalf("the runtime did not exit within %s", waitLimit)
 		}
+	}
+}
+
+// WaitStderr waits until the runtime has logged text.
+func (r *Runtime) WaitStderr(text string) {
+	r.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(r.stderr.String(), text) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the runtime did not log %q within %s", text, waitLimit)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition, with a deadline
 	}
 }
 

@@ -459,3 +459,21 @@ func TestExitBeforeInitializeExits(t *testing.T) {
 		t.Fatalf("exit code %d", code)
 	}
 }
+
+func TestASecondSIGTERMStopsWaitingForOpenReplies(t *testing.T) {
+	t.Parallel()
+	r := Start(t)
+	r.Initialize()
+	r.Request("stuck", "$/diagnostics/sleep", map[string]any{"ms": 600000, "ignoreCancel": true})
+	ExpectResult(t, r.Call("provider/capabilities", nil), nil) // "stuck" is in flight
+	r.Signal(syscall.SIGTERM)
+	r.WaitStderr("exiting on a signal") // signals of one kind coalesce while pending
+	r.Signal(syscall.SIGTERM)
+	code, rest := r.WaitExit()
+	if code != 0 || len(rest) != 0 {
+		t.Fatalf("exit code %d, replies %v", code, rest)
+	}
+	if !strings.Contains(r.Stderr(), "second signal") {
+		t.Fatalf("the second signal was not acted on:\n%s", r.Stderr())
+	}
+}

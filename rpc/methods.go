@@ -18,7 +18,9 @@ const (
 // handlerFunc is a method's handler as jrpc2 calls it.
 type handlerFunc = func(ctx context.Context, req *jrpc2.Request) (any, error)
 
-// methodSpec is one registered method.
+// methodSpec is one registered method. A notification's handler must return
+// promptly: jrpc2 runs the messages after a notification only once it has
+// returned (exit included), so long work belongs to a goroutine with an owner.
 type methodSpec struct {
 	notification bool // sent without an id; never answered
 	handler      handlerFunc

@@ -102,6 +102,14 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, stop <-chan os.Signal) i
 	}
 	grace, cancelGrace := context.WithTimeout(context.Background(), exitGrace)
 	defer cancelGrace()
+	go func() {
+		select {
+		case sig := <-stop:
+			s.log.Warn("a second signal: not waiting for the open replies", "signal", sig.String())
+			cancelGrace()
+		case <-grace.Done():
+		}
+	}()
 	if !ch.waitIdle(grace.Done()) {
 		s.log.Warn("exiting with requests still unanswered", "open", ch.open.Load())
 	}
