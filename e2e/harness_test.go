@@ -316,6 +316,17 @@ func (r *Runtime) WaitStderr(text string) {
 	}
 }
 
+// ExitedCleanly waits for the process to end, fails the test unless its
+// exit code is 0, and returns the messages nobody read.
+func (r *Runtime) ExitedCleanly() []Message {
+	r.t.Helper()
+	code, rest := r.WaitExit()
+	if code != 0 {
+		r.t.Fatalf("exit code %d, want 0", code)
+	}
+	return rest
+}
+
 // Stderr returns what the runtime logged so far.
 func (r *Runtime) Stderr() string { return r.stderr.String() }
 

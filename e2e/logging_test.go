@@ -21,9 +21,7 @@ func exercise(t *testing.T, r *Runtime) {
 	r.Response("c")
 	r.Call("shutdown", nil)
 	r.Notify("exit", nil)
-	if code, _ := r.WaitExit(); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	r.ExitedCleanly()
 }
 
 func TestStdoutCarriesOnlyProtocolMessagesAtEveryLevel(t *testing.T) {
