@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/creachadair/jrpc2"
+
+	"github.com/task-x/runtime/steps/llm"
 )
 
 // The protocol's error codes (runtime-protocol.md, Errors). This table is the
@@ -65,6 +67,10 @@ func toProtocolError(err error) *jrpc2.Error {
 	var je *jrpc2.Error
 	if errors.As(err, &je) {
 		return je
+	}
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		return rpcError(CodeProvider, pe, "provider error: %s", pe.Error())
 	}
 	var coded interface{ ErrCode() jrpc2.Code }
 	if errors.As(err, &coded) {

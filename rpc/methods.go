@@ -92,6 +92,7 @@ func (s *Server) registerMethods() {
 	s.bind(methodExit, s.exit) // params, if any, cannot stop an exit
 	s.bind(methodCancelRequest, typed(s, s.cancelRequest))
 	s.bind("provider/capabilities", typed(s, s.providerCapabilities))
+	s.bindProviders()
 	if s.opts.Diagnostics {
 		s.bindDiagnostics()
 	}
