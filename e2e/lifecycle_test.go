@@ -25,7 +25,8 @@ const (
 // implemented lists the methods of the spec that answer for real so far;
 // every other method of the spec must say "not implemented yet".
 var implemented = map[string]bool{
-	"initialize": true, "shutdown": true, "provider/capabilities": true,
+	"initialize": true, "shutdown": true, "provider/capabilities": true, "provider/listModels": true,
+	"provider/models": true, "provider/contextWindow": true, "provider/test": true, "chat/send": true,
 }
 
 // specRequests is every request method of runtime-protocol.md.
