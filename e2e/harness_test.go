@@ -216,23 +216,48 @@ func (r *Runtime) Initialize() Message {
 func (r *Runtime) Response(id any) Message {
 	r.t.Helper()
 	want := mustJSON(r.t, id)
-	return r.waitFor(fmt.Sprintf("the response to id %s", want), func(m Message) bool {
-		return m.IsResponse() && string(m.ID) == want
+	return r.waitFor(fmt.Sprintf("the response to id %s", want), func(m Message) (bool, bool) {
+		match := m.IsResponse() && string(m.ID) == want
+		return match, match
 	})
+}
+
+// Stream waits for the response to id and returns it with the
+// notifications of method that came before it, in order.
+func (r *Runtime) Stream(id any, method string) ([]Message, Message) {
+	r.t.Helper()
+	want := mustJSON(r.t, id)
+	var notes []Message
+	resp := r.waitFor(fmt.Sprintf("the response to id %s", want), func(m Message) (bool, bool) {
+		if m.Method == method {
+			notes = append(notes, m)
+			return true, false
+		}
+		match := m.IsResponse() && string(m.ID) == want
+		return match, match
+	})
+	return notes, resp
 }
 
 // Next returns the next message in order.
 func (r *Runtime) Next() Message {
 	r.t.Helper()
-	return r.waitFor("any message", func(Message) bool { return true })
+	return r.waitFor("any message", func(Message) (bool, bool) { return true, true })
 }
 
-func (r *Runtime) waitFor(what string, match func(Message) bool) Message {
+// waitFor reads messages, held ones first, until visit says done. visit
+// says whether it consumed a message; the others are held for later.
+func (r *Runtime) waitFor(what string, visit func(Message) (consumed, done bool)) Message {
 	r.t.Helper()
 	r.mu.Lock()
-	for i, m := range r.held {
-		if match(m) {
+	for i := 0; i < len(r.held); i++ {
+		m := r.held[i]
+		consumed, done := visit(m)
+		if consumed {
 			r.held = append(r.held[:i], r.held[i+1:]...)
+			i--
+		}
+		if done {
 			r.mu.Unlock()
 			return m
 		}
@@ -245,12 +270,15 @@ func (r *Runtime) waitFor(what string, match func(Message) bool) Message {
 			if !ok {
 				r.t.Fatalf("the runtime exited (code %d) while waiting for %s", r.exit.Load(), what)
 			}
-			if match(m) {
+			consumed, done := visit(m)
+			if done {
 				return m
 			}
-			r.mu.Lock()
-			r.held = append(r.held, m)
-			r.mu.Unlock()
+			if !consumed {
+				r.mu.Lock()
+				r.held = append(r.held, m)
+				r.mu.Unlock()
+			}
 		case <-deadline:
 			r.t.Fatalf("no %s within %s", what, waitLimit)
 		}

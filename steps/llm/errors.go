@@ -119,6 +119,9 @@ func statusError(status int, header http.Header, message string, providerTypes .
 	if message == "" {
 		message = http.StatusText(status)
 	}
+	if message == "" {
+		message = fmt.Sprintf("HTTP %d", status)
+	}
 	e := &ProviderError{Kind: kind, Message: message, Status: status, Retryable: kind.Retryable()}
 	e.RetryAfterMs = retryAfter(header, time.Now())
 	return e
