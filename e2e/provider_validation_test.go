@@ -70,7 +70,7 @@ func TestProviderConfigAndChatRequestRules(t *testing.T) {
 		{"maxTokens is positive", good(), map[string]any{"messages": []any{userText("a")}, "maxTokens": 0}, "request.maxTokens", "1 to"},
 		{"an image has a known media type", good(), map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{imagePart("image/bmp", pngBase64)}}}}, "request.messages[0].content[0].mediaType", "image/png"},
 		{"an image is base64", good(), map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{imagePart("image/png", "not base64!")}}}}, "request.messages[0].content[0].data", "base64"},
-		{"an image has no data: prefix", good(), map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{imagePart("image/png", "data:image/png;base64," + pngBase64)}}}}, "request.messages[0].content[0].data", "prefix"},
+		{"an image has no data: prefix", good(), map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{imagePart("image/png", "data:image/png;base64,"+pngBase64)}}}}, "request.messages[0].content[0].data", "prefix"},
 		{"an image is at most 7 000 000 characters", good(), map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{imagePart("image/png", base64.StdEncoding.EncodeToString(make([]byte, 5_250_003)))}}}}, "request.messages[0].content[0].data", "at most 7000000"},
 		{"a message takes at most 8 images", good(), map[string]any{"messages": []any{map[string]any{"role": "user", "content": nineImages()}}}, "request.messages[0].content", "at most 8"},
 	}
