@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestRetryAfterReadsSecondsDatesAndMilliseconds(t *testing.T) {
@@ -245,6 +246,30 @@ func TestTimeoutIsClamped(t *testing.T) {
 		c := ProviderConfig{TimeoutMs: tc.in}
 		if got := c.Timeout(); got != tc.want {
 			t.Errorf("timeoutMs %v: %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestATextDeltaNeverCarriesHalfACharacter(t *testing.T) {
+	t.Parallel()
+	var deltas []string
+	tr := newTurn(func(e Event) {
+		if e.Type == EventTextDelta {
+			deltas = append(deltas, e.Text)
+		}
+	})
+	word := "日本é"
+	tr.textDelta(word[:1])
+	tr.textDelta(word[1:4])
+	tr.textDelta(word[4:7] + word[7:8])
+	tr.textDelta(word[8:])
+	res := tr.finish(StopEndTurn)
+	if res.Text != word {
+		t.Fatalf("text %q, want %q", res.Text, word)
+	}
+	for _, d := range deltas {
+		if !utf8.ValidString(d) {
+			t.Fatalf("a delta carries half a character: %q (all: %q)", d, deltas)
 		}
 	}
 }

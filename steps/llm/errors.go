@@ -127,6 +127,23 @@ func statusError(status int, header http.Header, message string, providerTypes .
 	return e
 }
 
+// streamEventError is the ProviderError of an error event inside a stream:
+// the kind its type or code names, else server (the stream started, so the
+// request itself was accepted).
+func streamEventError(message string, types ...string) *ProviderError {
+	kind := KindServer
+	for _, t := range types {
+		if k, ok := kindForType[t]; ok {
+			kind = k
+			break
+		}
+	}
+	if message == "" {
+		message = "the provider reported an error in the stream"
+	}
+	return &ProviderError{Kind: kind, Message: clipText(message), Retryable: kind.Retryable()}
+}
+
 // kindForType maps the specific error types and codes providers put in
 // their bodies; generic ones (invalid_request_error, api_error) say no more
 // than the status.

@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxStreamLine bounds one line of a stream (an SSE field or an NDJSON
@@ -118,4 +122,63 @@ func scanLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
 		return 0, nil, errStreamEnded // a line cut before its end
 	}
 	return 0, nil, nil
+}
+
+// exactString is a JSON string decoded byte for byte, for the pieces of a
+// stream that are only whole once joined (tool arguments, partial JSON).
+// encoding/json turns invalid UTF-8 into U+FFFD, which would ruin a piece
+// that ends or starts inside a multi-byte character.
+type exactString string
+
+func (s *exactString) UnmarshalJSON(raw []byte) error {
+	if string(raw) == "null" {
+		return nil
+	}
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return fmt.Errorf("want a JSON string, got %.20s", raw)
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		*s = exactString(in)
+		return nil
+	}
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		if in[i] != '\\' {
+			out = append(out, in[i])
+			continue
+		}
+		i++ // encoding/json checked the string before calling: escapes are whole
+		switch in[i] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(in[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) && i+6 < len(in) && in[i+1] == '\\' && in[i+2] == 'u' {
+				if pair := utf16.DecodeRune(r, hex4(in[i+3:i+7])); pair != utf8.RuneError {
+					r = pair
+					i += 6
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default: // " \ /
+			out = append(out, in[i])
+		}
+	}
+	*s = exactString(out)
+	return nil
+}
+
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(n)
 }

@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // StopReason says why the model stopped.
@@ -73,6 +74,7 @@ type ChatResult struct {
 type turn struct {
 	emit      func(Event)
 	text      strings.Builder
+	partial   string         // the start of a character split across deltas
 	calls     []*pendingCall // in the order they started
 	usage     Usage
 	usageSeen bool
@@ -95,12 +97,34 @@ func newTurn(emit func(Event)) *turn {
 	return &turn{emit: emit}
 }
 
+// textDelta adds text. Deltas are decoded byte for byte, so a character a
+// provider split across two deltas is held back until it is whole: no event
+// carries half a character.
 func (t *turn) textDelta(s string) {
+	s = t.partial + s
+	t.partial = ""
+	if cut := incompleteTail(s); cut < len(s) {
+		s, t.partial = s[:cut], s[cut:]
+	}
 	if s == "" {
 		return
 	}
 	t.text.WriteString(s)
 	t.emit(Event{Type: EventTextDelta, Text: s})
+}
+
+// incompleteTail returns where an unfinished UTF-8 sequence at the end of s
+// starts, or len(s) when s ends whole.
+func incompleteTail(s string) int {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(s)
 }
 
 // startTool opens a tool call; key is the provider's index of the call.
@@ -191,6 +215,11 @@ func (t *turn) setUsage(input, output *int) {
 func (t *turn) finish(stop StopReason) *ChatResult {
 	if stop == "" {
 		stop = StopUnknown
+	}
+	if p := t.partial; p != "" {
+		t.partial = ""
+		t.text.WriteString(p)
+		t.emit(Event{Type: EventTextDelta, Text: p}) // never completed: as it is
 	}
 	for _, c := range t.calls {
 		if !c.done {
