@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"testing"
@@ -92,6 +93,23 @@ func BenchmarkDecodeStream(b *testing.B) {
 				}
 				if n == 0 {
 					b.Fatal("no lines")
+				}
+			}
+			b.ReportMetric(float64(events*b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+		// A second baseline: the lines and a validity scan of each event's
+		// JSON, the least any JSON decoder does.
+		b.Run(fmt.Sprintf("kind=%s/impl=lines+scan", kind), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for range b.N {
+				sc := bufio.NewScanner(bytes.NewReader(body))
+				sc.Buffer(make([]byte, 0, 64<<10), maxStreamLine)
+				for sc.Scan() {
+					line := bytes.TrimPrefix(sc.Bytes(), []byte("data: "))
+					if len(line) > 0 && line[0] == '{' && !json.Valid(line) {
+						b.Fatalf("invalid event %q", line)
+					}
 				}
 			}
 			b.ReportMetric(float64(events*b.N)/b.Elapsed().Seconds(), "events/s")
