@@ -54,6 +54,9 @@ func (c *Client) Config() ProviderConfig { return c.cfg }
 // toolCall, usage, done), and the result combines them. Cancelling ctx
 // closes the HTTP stream at once. The call is never retried.
 func (c *Client) Chat(ctx context.Context, req *ChatRequest, emit func(Event)) (*ChatResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, newError(KindInvalidRequest, "%v", err)
+	}
 	r, err := c.d.chat(&c.cfg, req)
 	if err != nil {
 		return nil, err

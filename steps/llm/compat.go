@@ -225,11 +225,14 @@ func (compatDialect) decode(body io.Reader, t *turn) (StopReason, error) {
 			}
 			return stop, nil
 		}
+		if ev.name == "error" {
+			return "", compatStreamError(data)
+		}
 		var c compatChunk
 		if err := json.Unmarshal(data, &c); err != nil {
 			return "", malformed("event", err)
 		}
-		if ev.name == "error" || (len(c.Error) > 0 && string(c.Error) != "null") {
+		if len(c.Error) > 0 && string(c.Error) != "null" {
 			return "", compatStreamError(data)
 		}
 		if c.Usage != nil {

@@ -273,3 +273,21 @@ func TestATextDeltaNeverCarriesHalfACharacter(t *testing.T) {
 		}
 	}
 }
+
+func TestExactStringKeepsTheBytes(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ raw, want string }{
+		{`"plain"`, "plain"},
+		{`"a\"b\\c\/d\n\t"`, "a\"b\\c/d\n\t"},
+		{`"\u65e5\u00e9"`, "日é"},
+		{`"\ud83d\ude00"`, "😀"},
+		{"\"\xe6\x97\"", "\xe6\x97"}, // half a character stays half a character
+		{`null`, ""},
+	}
+	for _, tc := range cases {
+		var s exactString
+		if err := json.Unmarshal([]byte(tc.raw), &s); err != nil || string(s) != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.raw, s, err, tc.want)
+		}
+	}
+}

@@ -106,7 +106,8 @@ var now = time.Now
 
 // ContextWindow returns the model's input window: the endpoint's answer
 // (kept for 5 minutes), else the built-in estimate. An endpoint that fails
-// to answer also gets the estimate: the window is a budget, not a contract.
+// to answer also gets the estimate, uncached: the window is a budget, not a
+// contract, and a passing failure must not fix it for 5 minutes.
 func (c *Client) ContextWindow(ctx context.Context) int {
 	key := windowKey{kind: c.cfg.Kind, base: c.cfg.baseURL(), model: c.cfg.Model}
 	windowCache.Lock()
@@ -116,11 +117,13 @@ func (c *Client) ContextWindow(ctx context.Context) int {
 		return e.tokens
 	}
 	tokens, err := c.d.contextWindow(ctx, &c.cfg, c.cfg.Model)
-	if err != nil || tokens <= 0 {
-		if ctx.Err() != nil {
-			return EstimateContextWindow(c.cfg.Kind, c.cfg.Model) // do not cache a cancelled lookup
-		}
-		tokens = EstimateContextWindow(c.cfg.Kind, c.cfg.Model)
+	if err != nil {
+		// A failed lookup (a passing 500, a cancelled call) is not an
+		// answer: the estimate stands in, and the next call asks again.
+		return EstimateContextWindow(c.cfg.Kind, c.cfg.Model)
+	}
+	if tokens <= 0 {
+		tokens = EstimateContextWindow(c.cfg.Kind, c.cfg.Model) // the endpoint does not say
 	}
 	windowCache.Lock()
 	windowCache.m[key] = windowEntry{tokens: tokens, expires: now().Add(windowCacheTTL)}

@@ -151,7 +151,7 @@ func (ollamaDialect) decode(body io.Reader, t *turn) (StopReason, error) {
 		for _, tc := range l.Message.ToolCalls {
 			id := tc.ID
 			if id == "" {
-				id = fmt.Sprintf("call_%d", len(t.calls))
+				id = fmt.Sprintf("call_ollama_%d", len(t.calls)) // Ollama matches results by tool_name
 			}
 			t.fullTool(id, tc.Function.Name, ollamaArguments(tc.Function.Arguments))
 		}

@@ -11,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,144 +18,70 @@ import (
 	"github.com/task-x/runtime/steps/llm/llmtest"
 )
 
-func TestOllamaStreamsTextAndSendsTheRequestTheAPIExpects(t *testing.T) {
+// ollamaSpec is Ollama's native API for the shared tests of
+// dialect_test.go.
+var ollamaSpec = dialectSpec{kind: llmtest.Ollama, model: "test-model", streamErrorKind: KindServer, objectArgs: true}
+
+func TestOllamaStream(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name   string
-		key    string
-		window int
-		want   string // the body without its messages
-	}{
-		{
-			name: "with a key and a window: Bearer and num_ctx", key: testKey, window: 65536,
-			want: `{"model": "test-model", "stream": true, "options": {"num_predict": 4096, "temperature": 0.5, "num_ctx": 65536}}`,
-		},
-		{
-			name: "without either: no Authorization and Ollama's own num_ctx",
-			want: `{"model": "test-model", "stream": true, "options": {"num_predict": 4096, "temperature": 0.5}}`,
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama}, llmtest.TextTurn("Hel", "lo, ", "wörld"))
-			c, err := NewClient(ProviderConfig{Kind: Ollama, Model: "test-model", BaseURL: srv.BaseURL(), APIKey: tc.key})
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := userText("hi")
-			req.System = "be brief"
-			temp := 0.5
-			req.Temperature = &temp
-			req.ContextWindow = tc.window
-			r := mustChat(t, c, req)
-			if r.res.Text != "Hello, wörld" || r.res.StopReason != StopEndTurn || len(r.res.ToolCalls) != 0 {
-				t.Errorf("result %+v, want the text and endTurn", r.res)
-			}
-			if got, want := eventTypes(r.events), []EventType{EventTextDelta, EventUsage, EventDone}; !reflect.DeepEqual(got, want) {
-				t.Errorf("events %v, want %v", got, want)
-			}
-			got := lastChat(t, srv)
-			wantAuth := ""
-			if tc.key != "" {
-				wantAuth = "Bearer " + tc.key
-			}
-			if got.Path != "/api/chat" || got.Header.Get("Authorization") != wantAuth {
-				t.Errorf("request to %s with Authorization %q, want /api/chat with %q", got.Path, got.Header.Get("Authorization"), wantAuth)
-			}
-			body := map[string]any{}
-			for k, v := range got.JSON {
-				if k != "messages" {
-					body[k] = v
-				}
-			}
-			sameJSON(t, "body", bodyJSON(t, body), tc.want)
-			sameJSON(t, "messages", bodyJSON(t, got.JSON["messages"]),
-				`[{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]`)
-		})
-	}
+	testStream(t, ollamaSpec)
 }
 
-func TestOllamaToolCalls(t *testing.T) {
+func TestOllamaFailures(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name  string
-		calls []llmtest.ToolCall
-		want  []ToolCall
-	}{
-		{
-			name:  "a call with non-ASCII arguments keeps its id and input",
-			calls: []llmtest.ToolCall{{ID: "call_a", Name: "read", Args: `{"path":"日本/é.go"}`}},
-			want:  []ToolCall{{ID: "call_a", Name: "read", Input: json.RawMessage(`{"path":"日本/é.go"}`)}},
-		},
-		{
-			name: "two calls in one turn keep their order",
-			calls: []llmtest.ToolCall{
-				{Name: "read", Args: `{"path":"a.go"}`},
-				{Name: "grep", Args: `{"pattern":"func","limit":3}`},
-			},
-			want: []ToolCall{
-				{ID: "call_llmtest_1_1", Name: "read", Input: json.RawMessage(`{"path":"a.go"}`)},
-				{ID: "call_llmtest_1_2", Name: "grep", Input: json.RawMessage(`{"pattern":"func","limit":3}`)},
-			},
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama}, llmtest.ToolTurn(tc.calls...))
-			r := mustChat(t, clientFor(t, srv, Ollama, 0), userText("go"))
-			assertToolCalls(t, r, tc.want)
-		})
-	}
+	testFailures(t, ollamaSpec)
 }
 
-func TestOllamaReportsUsage(t *testing.T) {
+func TestOllamaCancelClosesTheStream(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama},
-		llmtest.Turn{Text: []string{"ok"}, Usage: &llmtest.Usage{InputTokens: 1234, OutputTokens: 56}})
-	r := mustChat(t, clientFor(t, srv, Ollama, 0), userText("hi"))
-	want := Usage{InputTokens: 1234, OutputTokens: 56}
-	if r.res.Usage != want {
-		t.Errorf("usage %+v, want %+v", r.res.Usage, want)
-	}
-	for _, e := range r.events {
-		if e.Type == EventUsage && *e.Usage != want {
-			t.Errorf("usage event %+v, want %+v", *e.Usage, want)
-		}
-	}
+	testCancel(t, ollamaSpec)
 }
 
 func TestOllamaStopReasons(t *testing.T) {
 	t.Parallel()
-	testStopReasons(t, llmtest.Ollama, []stopCase{
-		{stop: llmtest.StopEndTurn, want: StopEndTurn},
-		{stop: llmtest.StopMaxTokens, want: StopMaxTokens},
-		// Ollama says "stop" after tool calls.
-		{stop: llmtest.StopToolUse, calls: []llmtest.ToolCall{{Name: "read", Args: `{}`}}, want: StopToolUse},
-		{stop: llmtest.StopUnknown, want: StopUnknown},
+	testStopReasons(t, ollamaSpec, []stopCase{
+		{"stop is endTurn", llmtest.Turn{Text: []string{"x"}, Stop: llmtest.StopEndTurn}, StopEndTurn},
+		{"length is maxTokens", llmtest.Turn{Text: []string{"x"}, Stop: llmtest.StopMaxTokens}, StopMaxTokens},
+		{"stop after tool calls is toolUse", llmtest.Turn{Text: []string{"x"}, ToolCalls: []llmtest.ToolCall{{Name: "read", Args: `{}`}}, Stop: llmtest.StopToolUse}, StopToolUse},
+		{"a reason the API never documented is unknown", llmtest.Turn{Text: []string{"x"}, Stop: llmtest.StopUnknown}, StopUnknown},
 	})
 }
 
-func TestOllamaSendsTheConversation(t *testing.T) {
+func TestOllamaRequestBody(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name     string
-		messages []Message
-		want     string // the body's messages
-	}{
+	temp := 0.5
+	brief := userText("hi")
+	brief.System, brief.Temperature = "be brief", &temp
+	windowed := userText("hi")
+	windowed.ContextWindow = 65536
+	withTools := userText("hi")
+	withTools.Tools = []ToolSpec{{Name: "read", Description: "Read a file", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	testRequestBody(t, ollamaSpec, []bodyCase{
+		{
+			name: "without a window, Ollama's own num_ctx; the system prompt leads the messages",
+			req:  brief,
+			want: `{"model": "test-model", "stream": true, "options": {"num_predict": 4096, "temperature": 0.5},
+				"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}`,
+		},
+		{
+			name: "a window is sent as num_ctx",
+			req:  windowed,
+			want: `{"model": "test-model", "stream": true, "options": {"num_predict": 4096, "num_ctx": 65536},
+				"messages": [{"role": "user", "content": "hi"}]}`,
+		},
 		{
 			name: "images go in the message's images list",
-			messages: []Message{{Role: RoleUser, Content: []ContentPart{
+			req: &ChatRequest{Messages: []Message{{Role: RoleUser, Content: []ContentPart{
 				{Type: PartText, Text: "what is this?"},
 				{Type: PartImage, MediaType: "image/png", Data: "iVBORw0KGgo="},
 				{Type: PartImage, MediaType: "image/jpeg", Data: "/9j/4AA="},
-			}}},
-			want: `[{"role": "user", "content": "what is this?", "images": ["iVBORw0KGgo=", "/9j/4AA="]}]`,
+			}}}},
+			want: `{"model": "test-model", "stream": true, "options": {"num_predict": 4096},
+				"messages": [{"role": "user", "content": "what is this?", "images": ["iVBORw0KGgo=", "/9j/4AA="]}]}`,
 		},
 		{
 			name: "tool calls carry object arguments and results name their tool",
-			messages: []Message{
+			req: &ChatRequest{Messages: []Message{
 				{Role: RoleUser, Content: []ContentPart{{Type: PartText, Text: "read both"}}},
 				{Role: RoleAssistant, Content: []ContentPart{
 					{Type: PartText, Text: "reading"},
@@ -167,44 +92,49 @@ func TestOllamaSendsTheConversation(t *testing.T) {
 					{Type: PartToolResult, ToolUseID: "c1", ToolName: "read", Content: "package a"},
 					{Type: PartToolResult, ToolUseID: "c2", ToolName: "stat", Content: "no such file", IsError: true},
 				}},
-			},
-			want: `[
-				{"role": "user", "content": "read both"},
-				{"role": "assistant", "content": "reading", "tool_calls": [
-					{"function": {"name": "read", "arguments": {"path": "a.go"}}},
-					{"function": {"name": "stat", "arguments": {}}}
-				]},
-				{"role": "tool", "content": "package a", "tool_name": "read"},
-				{"role": "tool", "content": "Error: no such file", "tool_name": "stat"}
-			]`,
+			}},
+			want: `{"model": "test-model", "stream": true, "options": {"num_predict": 4096},
+				"messages": [
+					{"role": "user", "content": "read both"},
+					{"role": "assistant", "content": "reading", "tool_calls": [
+						{"function": {"name": "read", "arguments": {"path": "a.go"}}},
+						{"function": {"name": "stat", "arguments": {}}}
+					]},
+					{"role": "tool", "content": "package a", "tool_name": "read"},
+					{"role": "tool", "content": "Error: no such file", "tool_name": "stat"}
+				]}`,
 		},
+		{
+			name: "tools are offered as functions",
+			req:  withTools,
+			want: `{"model": "test-model", "stream": true, "options": {"num_predict": 4096},
+				"messages": [{"role": "user", "content": "hi"}],
+				"tools": [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {"type": "object"}}}]}`,
+		},
+	})
+}
+
+func TestOllamaRequestHeaders(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, key, wantAuth string
+	}{
+		{"a key goes as a Bearer token", testKey, "Bearer " + testKey},
+		{"without a key there is no Authorization", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama}, llmtest.TextTurn("ok"))
-			mustChat(t, clientFor(t, srv, Ollama, 0), &ChatRequest{Messages: tc.messages})
-			sameJSON(t, "messages", bodyJSON(t, lastChat(t, srv).JSON["messages"]), tc.want)
+			c, err := NewClient(ProviderConfig{Kind: Ollama, Model: ollamaSpec.model, BaseURL: srv.BaseURL(), APIKey: tc.key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustChat(t, c, userText("hi"))
+			checkChatRequest(t, chatRequest(t, srv), "/api/chat", map[string]string{"Authorization": tc.wantAuth})
 		})
 	}
 }
-
-func TestOllamaSendsTools(t *testing.T) {
-	t.Parallel()
-	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama}, llmtest.TextTurn("ok"))
-	req := userText("hi")
-	req.Tools = []ToolSpec{{Name: "read", Description: "Read a file", InputSchema: json.RawMessage(`{"type":"object"}`)}}
-	mustChat(t, clientFor(t, srv, Ollama, 0), req)
-	sameJSON(t, "tools", bodyJSON(t, lastChat(t, srv).JSON["tools"]),
-		`[{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {"type": "object"}}}]`)
-}
-
-func TestOllamaFailures(t *testing.T) {
-	t.Parallel()
-	testFailures(t, llmtest.Ollama)
-}
-
-func TestOllamaCancelClosesTheStream(t *testing.T) { testCancel(t, llmtest.Ollama) }
 
 func TestOllamaModels(t *testing.T) {
 	t.Parallel()
@@ -214,7 +144,7 @@ func TestOllamaModels(t *testing.T) {
 		{ID: "nomic-embed-text:latest", ContextWindow: 2048, ParameterSize: "137M", Capabilities: []string{"embedding"}},
 		{ID: "llama3:latest", Quantization: "Q8_0"},
 	}})
-	got, err := clientFor(t, srv, Ollama, 0).Models(t.Context())
+	got, err := clientFor(t, srv, llmtest.Ollama, ollamaSpec.model, 0).Models(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +165,7 @@ func TestOllamaShowsTheFirst100ModelsOnly(t *testing.T) {
 		models = append(models, llmtest.Model{ID: fmt.Sprintf("m%03d:latest", i), ContextWindow: 4096 + i, ParameterSize: "1B"})
 	}
 	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama, Models: models})
-	got, err := clientFor(t, srv, Ollama, 0).Models(t.Context())
+	got, err := clientFor(t, srv, llmtest.Ollama, ollamaSpec.model, 0).Models(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +322,7 @@ func TestOllamaContextWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama, Models: tc.models})
-			if got := clientFor(t, srv, Ollama, 0).ContextWindow(t.Context()); got != tc.want {
+			if got := clientFor(t, srv, llmtest.Ollama, ollamaSpec.model, 0).ContextWindow(t.Context()); got != tc.want {
 				t.Errorf("window %d, want %d", got, tc.want)
 			}
 			if r := srv.Requests(); len(r) != 1 || r[0].Path != "/api/show" || r[0].JSON["model"] != "test-model" {
@@ -419,7 +349,7 @@ func TestOllamaTest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.New(t, llmtest.Options{Kind: llmtest.Ollama, Models: tc.models})
-			res, err := clientFor(t, srv, Ollama, 0).Test(t.Context())
+			res, err := clientFor(t, srv, llmtest.Ollama, ollamaSpec.model, 0).Test(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,62 +366,30 @@ func TestOllamaTest(t *testing.T) {
 	}
 }
 
-// The cases below feed decode streams llmtest does not send.
-
+// TestOllamaDecodeEdgeCases feeds the decoder streams the fake does not send.
 func TestOllamaDecodeEdgeCases(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name     string
-		stream   string
-		wantStop StopReason
-		wantErr  string
-		check    func(t *testing.T, res *ChatResult)
-	}{
+	testDecode(t, llmtest.Ollama, []decodeCase{
 		{
-			name: "calls without ids get call_<n>, and arguments sent as a string are unwrapped",
+			name: "calls without ids get call_ollama_<n>, and arguments sent as a string are unwrapped",
 			stream: `{"message":{"tool_calls":[{"function":{"name":"a","arguments":{"x":1}}},{"function":{"name":"b","arguments":"{\"y\":2}"}}]},"done":false}` + "\n" +
 				`{"message":{"content":""},"done":true,"done_reason":"stop"}` + "\n",
-			wantStop: StopToolUse,
-			check: func(t *testing.T, res *ChatResult) {
-				if len(res.ToolCalls) != 2 || res.ToolCalls[0].ID != "call_0" || res.ToolCalls[1].ID != "call_1" ||
-					string(res.ToolCalls[1].Input) != `{"y":2}` {
-					t.Errorf("calls %+v", res.ToolCalls)
-				}
-			},
+			wantEvents: []Event{toolCallEvent("call_ollama_0", "a", `{"x":1}`), toolCallEvent("call_ollama_1", "b", `{"y":2}`), doneEvent(StopToolUse)},
 		},
 		{
-			name:     "done without a reason ends the turn",
-			stream:   `{"message":{"content":"hi"},"done":false}` + "\n" + `{"done":true}` + "\n",
-			wantStop: StopEndTurn,
+			name:       "done without a reason ends the turn",
+			stream:     `{"message":{"content":"hi"},"done":false}` + "\n" + `{"done":true}` + "\n",
+			wantEvents: []Event{textEvent("hi"), doneEvent(StopEndTurn)},
 		},
 		{
-			name:    "a body that ends before done is cut",
-			stream:  `{"message":{"content":"hi"},"done":false}` + "\n",
-			wantErr: errStreamEnded.Error(),
+			name:      "a body that ends before done is cut",
+			stream:    `{"message":{"content":"hi"},"done":false}` + "\n",
+			wantEnded: true,
 		},
 		{
 			name:    "an error that says what is missing is notFound",
 			stream:  `{"error":"model 'x' not found"}` + "\n",
-			wantErr: "notFound: model 'x' not found",
+			wantErr: &ProviderError{Kind: KindNotFound, Message: "model 'x' not found"},
 		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tr := newTurn(nil)
-			stop, err := ollamaDialect{}.decode(strings.NewReader(tc.stream), tr)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || stop != tc.wantStop {
-				t.Fatalf("stop %s, error %v; want %s", stop, err, tc.wantStop)
-			}
-			if tc.check != nil {
-				tc.check(t, tr.finish(stop))
-			}
-		})
-	}
+	})
 }

@@ -1,10 +1,7 @@
 package llm
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,62 +9,46 @@ import (
 	"github.com/task-x/runtime/steps/llm/llmtest"
 )
 
-// The shared stream tests (testStreamContract, testCancelClosesTheStream)
-// and the helpers are in anthropic_test.go.
+// openaiSpec is the Responses API for the shared tests of dialect_test.go.
+var openaiSpec = dialectSpec{kind: llmtest.OpenAI, model: "gpt-4.1", streamErrorKind: KindServer}
 
 func TestOpenAIStream(t *testing.T) {
 	t.Parallel()
-	testStreamContract(t, streamContract{kind: llmtest.OpenAI, model: "gpt-4.1", streamErrorKind: KindServer})
+	testStream(t, openaiSpec)
+}
+
+func TestOpenAIFailures(t *testing.T) {
+	t.Parallel()
+	testFailures(t, openaiSpec)
 }
 
 func TestOpenAICancelClosesTheStream(t *testing.T) {
-	testCancelClosesTheStream(t, llmtest.OpenAI, "gpt-4.1")
+	t.Parallel()
+	testCancel(t, openaiSpec)
 }
 
 func TestOpenAIStopReasons(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name string
-		turn llmtest.Turn
-		want StopReason
-	}{
+	testStopReasons(t, openaiSpec, []stopCase{
 		{"completed without function calls is endTurn", llmtest.Turn{Text: []string{"ok"}}, StopEndTurn},
 		{"completed with function calls is toolUse", llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "ls"}}}, StopToolUse},
 		{"incomplete for max_output_tokens is maxTokens", llmtest.Turn{Text: []string{"o"}, Stop: llmtest.StopMaxTokens}, StopMaxTokens},
 		{"incomplete for content_filter is contentFilter", llmtest.Turn{Stop: llmtest.StopContentFilter}, StopContentFilter},
 		{"incomplete for a reason the API never documented is unknown", llmtest.Turn{Text: []string{"ok"}, Stop: llmtest.StopUnknown}, StopUnknown},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, c := fakeProvider(t, llmtest.OpenAI, "gpt-4.1", 0, tc.turn)
-			res, events, err := chatEvents(context.Background(), c, userSays("hi"))
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			if res.StopReason != tc.want || events[len(events)-1] != doneEvent(tc.want) {
-				t.Errorf("stop %q, last event %+v, want %q", res.StopReason, events[len(events)-1], tc.want)
-			}
-		})
-	}
+	})
 }
 
 func TestOpenAIRequestBody(t *testing.T) {
 	t.Parallel()
 	eight, hundred, warm := 8, 100, 0.5
-	withLimits := userSays("hi")
+	withLimits := userText("hi")
 	withLimits.MaxTokens, withLimits.Temperature = &hundred, &warm
-	tiny := userSays("hi")
+	tiny := userText("hi")
 	tiny.MaxTokens, tiny.Temperature = &eight, &warm
-	cases := []struct {
-		name, model string
-		req         *ChatRequest
-		want        string
-	}{
+	testRequestBody(t, openaiSpec, []bodyCase{
 		{
-			name:  "a conversation keeps the order of its parts as input items, with max_output_tokens 4096 by default",
-			model: "gpt-4.1",
-			req:   conversation(),
+			name: "a conversation keeps the order of its parts as input items, with max_output_tokens 4096 by default",
+			req:  conversation(),
 			want: `{
 				"model": "gpt-4.1", "instructions": "Be brief.", "max_output_tokens": 4096, "stream": true, "store": false,
 				"input": [
@@ -87,16 +68,14 @@ func TestOpenAIRequestBody(t *testing.T) {
 			}`,
 		},
 		{
-			name:  "maxTokens and temperature pass through",
-			model: "gpt-4.1",
-			req:   withLimits,
+			name: "maxTokens and temperature pass through",
+			req:  withLimits,
 			want: `{"model": "gpt-4.1", "max_output_tokens": 100, "temperature": 0.5, "stream": true, "store": false,
 				"input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}`,
 		},
 		{
-			name:  "maxTokens under the API's minimum of 16 is sent as 16",
-			model: "gpt-4.1",
-			req:   tiny,
+			name: "maxTokens under the API's minimum of 16 is sent as 16",
+			req:  tiny,
 			want: `{"model": "gpt-4.1", "max_output_tokens": 16, "temperature": 0.5, "stream": true, "store": false,
 				"input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}`,
 		},
@@ -107,45 +86,16 @@ func TestOpenAIRequestBody(t *testing.T) {
 			want: `{"model": "gpt-5-mini", "max_output_tokens": 100, "stream": true, "store": false,
 				"input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}`,
 		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if err := tc.req.Validate(); err != nil {
-				t.Fatalf("the test's request is invalid: %v", err)
-			}
-			srv, c := fakeProvider(t, llmtest.OpenAI, tc.model, 0, llmtest.TextTurn("ok"))
-			if _, err := c.Chat(context.Background(), tc.req, nil); err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			reqs := srv.ChatRequests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d chat requests, want 1", len(reqs))
-			}
-			checkJSON(t, "body", reqs[0].Body, tc.want)
-		})
-	}
+	})
 }
 
 func TestOpenAIRequestHeaders(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.OpenAI, APIKey: "sk-test-openai"}, llmtest.TextTurn("ok"))
-	c := fakeClient(t, srv, llmtest.OpenAI, "gpt-4.1", 0)
-	if _, err := c.Chat(context.Background(), userSays("hi"), nil); err != nil {
-		t.Fatalf("Chat: %v", err)
-	}
-	r := srv.ChatRequests()[0]
-	want := map[string]string{
-		"Authorization": "Bearer sk-test-openai", "Accept": "text/event-stream", "Content-Type": "application/json",
-	}
-	for k, v := range want {
-		if got := r.Header.Get(k); got != v {
-			t.Errorf("header %s: %q, want %q", k, got, v)
-		}
-	}
-	if r.Method != http.MethodPost || r.Path != "/v1/responses" {
-		t.Errorf("%s %s, want POST /v1/responses", r.Method, r.Path)
-	}
+	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.OpenAI, APIKey: testKey}, llmtest.TextTurn("ok"))
+	mustChat(t, clientFor(t, srv, llmtest.OpenAI, openaiSpec.model, 0), userText("hi"))
+	checkChatRequest(t, chatRequest(t, srv), "/v1/responses", map[string]string{
+		"Authorization": "Bearer " + testKey, "Accept": "text/event-stream", "Content-Type": "application/json",
+	})
 }
 
 // TestOpenAIDecode feeds the decoder events the fake does not send.
@@ -159,14 +109,7 @@ func TestOpenAIDecode(t *testing.T) {
 		return b.String()
 	}
 	completed := `{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":7,"output_tokens":3}}}`
-	cases := []struct {
-		name       string
-		stream     string
-		wantEvents []Event // after finish, as Chat emits them
-		wantErr    *ProviderError
-		// wantEnded: the stream stops before its final event.
-		wantEnded bool
-	}{
+	testDecode(t, llmtest.OpenAI, []decodeCase{
 		{
 			name: "reasoning items and unknown events are ignored",
 			stream: sse(`{"type":"response.created","response":{"status":"in_progress"}}`,
@@ -224,39 +167,15 @@ func TestOpenAIDecode(t *testing.T) {
 			stream:  "event: response.created\ndata: {\"type\":\n\n",
 			wantErr: &ProviderError{Kind: KindProtocol},
 		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var events []Event
-			tr := newTurn(func(e Event) { events = append(events, e) })
-			stop, err := responsesDialect{}.decode(strings.NewReader(tc.stream), tr)
-			switch {
-			case tc.wantEnded:
-				if !errors.Is(err, errStreamEnded) {
-					t.Fatalf("error %v, want errStreamEnded", err)
-				}
-				return
-			case tc.wantErr != nil:
-				checkProviderError(t, err, *tc.wantErr)
-				return
-			case err != nil:
-				t.Fatalf("decode: %v", err)
-			}
-			tr.finish(stop) // as Chat does: usage and done
-			if !reflect.DeepEqual(events, tc.wantEvents) {
-				t.Errorf("events:\n%swant:\n%s", eventsString(events), eventsString(tc.wantEvents))
-			}
-		})
-	}
+	})
 }
 
 func TestOpenAIModels(t *testing.T) {
 	t.Parallel()
 	models := []llmtest.Model{{ID: "gpt-4.1"}, {ID: "o3"}, {ID: "text-embedding-3-small"}, {ID: "gpt-5-mini"}, {ID: "whisper-1"}}
-	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.OpenAI, Models: models, APIKey: "sk-test-openai"})
-	c := fakeClient(t, srv, llmtest.OpenAI, "gpt-4.1", 0)
-	got, err := c.Models(context.Background())
+	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.OpenAI, Models: models, APIKey: testKey})
+	c := clientFor(t, srv, llmtest.OpenAI, "gpt-4.1", 0)
+	got, err := c.Models(t.Context())
 	if err != nil {
 		t.Fatalf("Models: %v", err)
 	}
@@ -282,11 +201,11 @@ func TestOpenAIContextWindowIsTheEstimate(t *testing.T) {
 		want  int
 	}{{"gpt-4.1-mini", 1_000_000}, {"gpt-5", 272_000}, {"gpt-4o", 128_000}}
 	for _, tc := range cases {
-		t.Run(tc.model, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s gets %d", tc.model, tc.want), func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.New(t, llmtest.Options{Kind: llmtest.OpenAI, Models: []llmtest.Model{{ID: tc.model}}})
-			c := fakeClient(t, srv, llmtest.OpenAI, tc.model, 0)
-			if got := c.ContextWindow(context.Background()); got != tc.want {
+			c := clientFor(t, srv, llmtest.OpenAI, tc.model, 0)
+			if got := c.ContextWindow(t.Context()); got != tc.want {
 				t.Errorf("ContextWindow: %d, want %d", got, tc.want)
 			}
 			if reqs := srv.Requests(); len(reqs) != 0 {
@@ -298,15 +217,15 @@ func TestOpenAIContextWindowIsTheEstimate(t *testing.T) {
 
 func TestOpenAITest(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.OpenAI, Models: []llmtest.Model{{ID: "gpt-4o"}, {ID: "o3"}}, APIKey: "sk-test-openai"})
+	srv := llmtest.New(t, llmtest.Options{Kind: llmtest.OpenAI, Models: []llmtest.Model{{ID: "gpt-4o"}, {ID: "o3"}}, APIKey: testKey})
 	cases := []struct {
 		name, model, key string
 		wantAvailable    bool
 		wantCaps         []Capability
 		wantErr          ErrorKind
 	}{
-		{"a listed model is available with its family's capabilities", "o3", "sk-test-openai", true, []Capability{CapTools, CapVision, CapThinking}, ""},
-		{"a model not listed is not available", "gpt-3.5-turbo", "sk-test-openai", false, []Capability{}, ""},
+		{"a listed model is available with its family's capabilities", "o3", testKey, true, []Capability{CapTools, CapVision, CapThinking}, ""},
+		{"a model not listed is not available", "gpt-3.5-turbo", testKey, false, []Capability{}, ""},
 		{"a wrong key fails with auth", "o3", "sk-test-wrong", false, nil, KindAuth},
 	}
 	for _, tc := range cases {
@@ -316,7 +235,7 @@ func TestOpenAITest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := c.Test(context.Background())
+			res, err := c.Test(t.Context())
 			if tc.wantErr != "" {
 				checkProviderError(t, err, ProviderError{Kind: tc.wantErr, Status: 401})
 				return
