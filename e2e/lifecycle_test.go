@@ -459,3 +459,28 @@ func TestASecondSIGTERMStopsWaitingForOpenReplies(t *testing.T) {
 		t.Fatalf("the second signal was not acted on:\n%s", r.Stderr())
 	}
 }
+
+func TestInitializeMarksRunsLeftRunningAsInterrupted(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	runDir := filepath.Join(dataDir, "runs", "killed-run")
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"runId":"killed-run","kind":"run","from":"pending","to":"running","seq":0,"ts":"2026-11-30T08:00:00Z"}` + "\n" +
+		`{"runId":"killed-run","stepId":"a","kind":"subagent","from":"pending","to":"running","seq":1,"ts":"2026-11-30T08:00:01Z"}` + "\n"
+	if err := os.WriteFile(filepath.Join(runDir, "events.jsonl"), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := Start(t)
+	ExpectResult(t, r.Call("initialize", map[string]any{"protocolVersion": 1, "dataDir": dataDir}), nil)
+	data, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	last := lines[len(lines)-1]
+	if len(lines) != 3 || !strings.Contains(last, `"to":"failed"`) || !strings.Contains(last, "interrupted") || !strings.Contains(last, `"seq":2`) {
+		t.Fatalf("the run was not marked interrupted:\n%s", data)
+	}
+}

@@ -29,11 +29,3 @@ func TestTaskxDoctorFailsClearlyWithoutARuntime(t *testing.T) {
 		t.Fatalf("the error does not name the missing runtime:\n%s", out)
 	}
 }
-
-func TestTaskxPlanSaysNotImplementedYet(t *testing.T) {
-	t.Parallel()
-	out, err := exec.Command(bins.taskx, "plan", "run", "plan.json").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "not implemented yet") {
-		t.Fatalf("taskx plan: err=%v\n%s", err, out)
-	}
-}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/creachadair/jrpc2"
 
 	"github.com/task-x/runtime/steps/llm"
+	"github.com/task-x/runtime/workflow"
 )
 
 // Session is what initialize settles for the rest of the connection.
@@ -101,6 +103,13 @@ func (s *Server) initialize(_ context.Context, p *InitializeParams) (*Initialize
 			return nil, invalidParams("dataDir: %s is not a directory", dir)
 		}
 		session.DataDir = dir
+		// Nothing of this process runs yet: a run its log leaves running
+		// belongs to a runtime that was killed.
+		if ids, err := workflow.MarkInterrupted(dir, time.Now()); err != nil {
+			s.log.Warn("marking interrupted runs", "err", err.Error())
+		} else if len(ids) > 0 {
+			s.log.Info("runs marked interrupted", "runs", len(ids))
+		}
 	}
 	s.mu.Lock()
 	s.session = session

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,10 +48,12 @@ type StepContext struct {
 	RunID   string
 	Step    *Step
 	Attempt int // 1 for the first attempt
-	// Inputs are the outputs of the step's dependencies, by id.
+	// Inputs are the outputs of the step's dependencies, by id. A
+	// dependency whose output is nil has no entry.
 	Inputs map[StepID]any
 
-	expand func([]Step) error
+	expand func(from *StepContext, steps []Step) error
+	owner  *running // the scheduler's record of the step while it runs
 }
 
 // Expand adds steps to the running DAG (a model turn adds its tool calls
@@ -63,7 +66,7 @@ func (sc *StepContext) Expand(steps ...Step) error {
 	if sc.expand == nil {
 		return fmt.Errorf("step %s: this run does not take new steps", sc.Step.ID)
 	}
-	return sc.expand(steps)
+	return sc.expand(sc, steps)
 }
 
 // RunFunc runs one attempt of a step and returns its output. A panic in it
@@ -74,6 +77,9 @@ type RunFunc func(ctx context.Context, sc *StepContext) (any, error)
 type Registry struct {
 	mu    sync.RWMutex
 	kinds map[Kind]RunFunc
+	// gen counts Register calls, so a scheduler may keep the runner it
+	// looked up last until the registry changes.
+	gen atomic.Uint64
 }
 
 // NewRegistry returns an empty registry.
@@ -84,6 +90,7 @@ func (r *Registry) Register(kind Kind, run RunFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.kinds[kind] = run
+	r.gen.Add(1)
 }
 
 // Lookup returns the runner of a kind.

@@ -3,7 +3,7 @@
 //
 //	taskx doctor [--runtime PATH]   start the runtime, show an initialize round trip, shut it down
 //	taskx version                   print the version
-//	taskx plan validate|graph|run   team plans (not implemented yet)
+//	taskx plan validate|graph|run   check, draw and run a team plan (docs/plans.md)
 package main
 
 import (
@@ -18,7 +18,7 @@ const usage = `usage: taskx <command> [arguments]
 commands:
   doctor [--runtime PATH]   start task-x-runtime, show an initialize round trip, shut it down
   version                   print the version
-  plan validate|graph|run   scripted team plans (not implemented yet)
+  plan validate|graph|run   check, draw and run a scripted team plan (taskx plan help)
 `
 
 func main() {
@@ -37,8 +37,7 @@ func run(args []string) int {
 		fmt.Println("taskx", rpc.Version)
 		return 0
 	case "plan":
-		fmt.Fprintln(os.Stderr, "taskx: not implemented yet: taskx plan")
-		return 2
+		return plan(args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0
