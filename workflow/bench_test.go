@@ -122,78 +122,80 @@ func runBaseline(steps []Step, p int, run RunFunc) {
 	wg.Wait()
 }
 
-// BenchmarkExpand compares 1 000 steps of a chain given to Start with the
-// same chain grown one step at a time: by each step adding the next
+// BenchmarkExpand compares a chain given to Start with the same chain
+// grown one step at a time: by each step adding the next
 // (StepContext.Expand), or by the caller while the first step runs
-// (Run.Expand).
+// (Run.Expand). Two sizes show that an expansion costs the same however
+// big the run already is.
 func BenchmarkExpand(b *testing.B) {
-	const n = 1_000
-	chain := make([]Step, n)
-	for i := range chain {
-		chain[i] = Step{ID: StepID(fmt.Sprintf("e%d", i)), Kind: testKind, Input: i}
-		if i > 0 {
-			chain[i].Deps = []StepID{chain[i-1].ID}
+	for _, n := range []int{1_000, 10_000} {
+		chain := make([]Step, n)
+		for i := range chain {
+			chain[i] = Step{ID: StepID(fmt.Sprintf("e%d", i)), Kind: testKind, Input: i}
+			if i > 0 {
+				chain[i].Deps = []StepID{chain[i-1].ID}
+			}
 		}
-	}
-	check := func(b *testing.B, r *Run, sink *countSink) {
-		if res := r.Wait(); res.Status != StatusSucceeded || len(res.Steps) != n || sink.n != 2*n+2 {
-			b.Fatalf("run %s with %d steps and %d events", res.Status, len(res.Steps), sink.n)
+		check := func(b *testing.B, r *Run, sink *countSink) {
+			if res := r.Wait(); res.Status != StatusSucceeded || len(res.Steps) != n || sink.n != 2*n+2 {
+				b.Fatalf("run %s with %d steps and %d events", res.Status, len(res.Steps), sink.n)
+			}
 		}
-	}
-	b.Run("upfront", func(b *testing.B) {
-		b.ReportAllocs()
-		reg := runners(noop)
-		for b.Loop() {
-			sink := &countSink{}
-			r, err := Start(context.Background(), "bench", chain, Options{Registry: reg, Sinks: []Sink{sink}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			check(b, r, sink)
-		}
-		reportPerStep(b, n)
-	})
-	b.Run("by-steps", func(b *testing.B) {
-		b.ReportAllocs()
-		reg := runners(func(_ context.Context, sc *StepContext) (any, error) {
-			if next := sc.Step.Input.(int) + 1; next < n {
-				return nil, sc.Expand(chain[next])
-			}
-			return nil, nil
-		})
-		for b.Loop() {
-			sink := &countSink{}
-			r, err := Start(context.Background(), "bench", chain[:1], Options{Registry: reg, Sinks: []Sink{sink}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			check(b, r, sink)
-		}
-		reportPerStep(b, n)
-	})
-	b.Run("by-caller", func(b *testing.B) {
-		b.ReportAllocs()
-		release := make(chan struct{})
-		reg := runners(func(_ context.Context, sc *StepContext) (any, error) {
-			if sc.Step.Input.(int) == 0 {
-				<-release
-			}
-			return nil, nil
-		})
-		for b.Loop() {
-			sink := &countSink{}
-			r, err := Start(context.Background(), "bench", chain[:1], Options{Registry: reg, Sinks: []Sink{sink}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := 1; i < n; i++ {
-				if err := r.Expand(chain[i]); err != nil {
+		b.Run(fmt.Sprintf("n=%d/upfront", n), func(b *testing.B) {
+			b.ReportAllocs()
+			reg := runners(noop)
+			for b.Loop() {
+				sink := &countSink{}
+				r, err := Start(context.Background(), "bench", chain, Options{Registry: reg, Sinks: []Sink{sink}})
+				if err != nil {
 					b.Fatal(err)
 				}
+				check(b, r, sink)
 			}
-			release <- struct{}{}
-			check(b, r, sink)
-		}
-		reportPerStep(b, n)
-	})
+			reportPerStep(b, n)
+		})
+		b.Run(fmt.Sprintf("n=%d/by-steps", n), func(b *testing.B) {
+			b.ReportAllocs()
+			reg := runners(func(_ context.Context, sc *StepContext) (any, error) {
+				if next := sc.Step.Input.(int) + 1; next < n {
+					return nil, sc.Expand(chain[next])
+				}
+				return nil, nil
+			})
+			for b.Loop() {
+				sink := &countSink{}
+				r, err := Start(context.Background(), "bench", chain[:1], Options{Registry: reg, Sinks: []Sink{sink}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				check(b, r, sink)
+			}
+			reportPerStep(b, n)
+		})
+		b.Run(fmt.Sprintf("n=%d/by-caller", n), func(b *testing.B) {
+			b.ReportAllocs()
+			release := make(chan struct{})
+			reg := runners(func(_ context.Context, sc *StepContext) (any, error) {
+				if sc.Step.Input.(int) == 0 {
+					<-release
+				}
+				return nil, nil
+			})
+			for b.Loop() {
+				sink := &countSink{}
+				r, err := Start(context.Background(), "bench", chain[:1], Options{Registry: reg, Sinks: []Sink{sink}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 1; i < n; i++ {
+					if err := r.Expand(chain[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				release <- struct{}{}
+				check(b, r, sink)
+			}
+			reportPerStep(b, n)
+		})
+	}
 }

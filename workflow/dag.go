@@ -16,7 +16,7 @@ const (
 
 // node is one step of the run and its scheduling state. It is kept small
 // (most nodes of a big run are waiting or done): what a step needs only
-// while it runs is in running.
+// while it runs is in its ticket and running state (worker.go).
 type node struct {
 	step Step
 
@@ -39,7 +39,7 @@ type node struct {
 	err    error
 	reason string // why the step was skipped
 
-	run *running // while the step runs
+	ticket *ticket // while the step runs
 }
 
 // edge is one entry of a dependents list: to depends on the list's owner.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestStepsAddStepsWhileTheRunGoesThreeLevelsDeep(t *testing.T) {
@@ -87,5 +88,49 @@ func TestANewStepThatDependsOnAFailedStepIsSkipped(t *testing.T) {
 	}
 	if res.Status != StatusFailed {
 		t.Errorf("run %s, want failed", res.Status)
+	}
+}
+
+func TestExpansionsStartWhenTheyCanWhoeverAddsThem(t *testing.T) {
+	t.Parallel()
+	// An expansion that does not wait for the step adding it starts while
+	// that step still runs; one made through a StepContext kept after its
+	// step ended is picked up too.
+	seen := &recorder{}
+	kept := make(chan *StepContext, 1)
+	r, rec := startRun(t, []Step{task("adder"), task("keeper"), task("hold")}, Options{
+		MaxParallel: 3,
+		Sinks:       []Sink{seen},
+		Registry: runners(byID(map[StepID]RunFunc{
+			"adder": func(ctx context.Context, sc *StepContext) (any, error) {
+				if err := sc.Expand(task("free"), task("after-free", "free", "adder")); err != nil {
+					return nil, err
+				}
+				<-seen.when(isMove("free", StatusSucceeded))
+				return "adder", nil
+			},
+			"keeper": func(ctx context.Context, sc *StepContext) (any, error) {
+				kept <- sc
+				return "keeper", nil
+			},
+			"hold": func(ctx context.Context, sc *StepContext) (any, error) {
+				<-seen.when(isMove("late", StatusSucceeded))
+				return "hold", nil
+			},
+		})),
+	})
+	var sc *StepContext
+	select {
+	case sc = <-kept:
+	case <-time.After(testDeadline):
+		t.Fatal("keeper did not run")
+	}
+	await(t, seen.when(isMove("keeper", StatusSucceeded)), "keeper to end")
+	if err := sc.Expand(task("late", "keeper")); err != nil {
+		t.Fatal(err)
+	}
+	res := waitRun(t, r, rec)
+	if res.Status != StatusSucceeded || len(res.Steps) != 6 {
+		t.Fatalf("run %s with %d steps:\n%s", res.Status, len(res.Steps), rec.dump())
 	}
 }

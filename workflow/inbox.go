@@ -64,9 +64,11 @@ type taken struct {
 	deps  []int32
 }
 
-// idsAtLeast is the id table's least initial size: a run that grows by
-// expansion rehashes it less.
-const idsAtLeast = 64
+// idsAtLeast is the id table's least initial size. Most runs grow by
+// expansion (a turn adds its tool calls and the next turn), and growing a
+// map rehashes it: room for 1 024 ids (about 30 KB) spares a run of that
+// size every rehash.
+const idsAtLeast = 1024
 
 func newInbox(runID string, steps int) *inbox {
 	return &inbox{
@@ -117,11 +119,14 @@ func (b *inbox) take(spare taken, finished bool) (t taken, ended bool) {
 	return t, ended
 }
 
-// close refuses further messages.
-func (b *inbox) close() {
+// shut refuses further messages and returns those that wait.
+func (b *inbox) shut() []message {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.closed = true
-	b.mu.Unlock()
+	msgs := b.msgs
+	b.msgs = nil
+	return msgs
 }
 
 // add checks steps against the run's ids and among themselves (ids

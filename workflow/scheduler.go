@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -48,33 +49,9 @@ type scheduler struct {
 	t0    time.Time // the run's start; events are stamped t0 + monotonic time since
 	now   time.Time // the ts of the events of the messages being handled
 	spare taken     // emptied buffers for the inbox
+	cur   []message // the messages being handled
 	stack []int32
 }
-
-// running is what a step needs while it runs. It is made at the step's
-// start and never reused, so a runner may keep its context or StepContext
-// after it returns.
-type running struct {
-	ctx stepCtx
-	sc  StepContext
-	n   *node
-	run RunFunc
-	t   *ticket
-	// ended: the step's end has been posted (guarded by the inbox's
-	// lock; see inbox.add).
-	ended bool
-}
-
-// ticket is a pool task: fn runs the step r. The coordinator reuses a
-// ticket once its step's end has reached it, so submitting a step
-// allocates no closure.
-type ticket struct {
-	s  *scheduler
-	r  *running
-	fn func()
-}
-
-func (t *ticket) exec() { t.s.execute(t.r) }
 
 // Reasons a step is skipped with, besides a dependency that did not
 // succeed.
@@ -124,6 +101,7 @@ func (s *scheduler) run() (res *Result) {
 			continue
 		}
 		s.now = s.t0.Add(time.Since(s.t0)) // one clock read, not time.Now's two
+		s.cur = t.msgs
 		for i := range t.msgs {
 			s.handle(&t.msgs[i], &t)
 		}
@@ -149,6 +127,7 @@ func (s *scheduler) handle(m *message, t *taken) {
 	case msgCancel:
 		s.cancelStep(s.dag.at(m.idx))
 		close(m.reply)
+		m.reply = nil
 	case msgRunEnded:
 		s.cancelRun()
 	}
@@ -160,6 +139,12 @@ func (s *scheduler) handle(m *message, t *taken) {
 // skipped at once, as are its dependents in the set; the others wait for
 // their dependencies, or are ready.
 func (s *scheduler) commit(first int32, steps []Step, deps []int32) {
+	total := 0
+	for i := range steps {
+		total += len(steps[i].Deps)
+	}
+	s.dag.deps = slices.Grow(s.dag.deps, total)
+	s.dag.edges = slices.Grow(s.dag.edges, total)
 	off := 0
 	for i := range steps {
 		k := len(steps[i].Deps)
@@ -226,13 +211,11 @@ func (s *scheduler) start(n *node) {
 		s.end(n, stateFailed, kindNotAvailable(n.step.Kind))
 		return
 	}
-	r := &running{n: n, run: run, t: s.ticket()}
-	r.ctx.run = s.ctx
-	r.sc = StepContext{RunID: s.runID, Step: &n.step, Attempt: 1, Inputs: s.inputs(n), expand: s.expand, owner: r}
-	r.t.r = r
-	n.run = r
+	t := s.ticket()
+	t.n, t.run, t.inputs = n, run, s.inputs(n)
+	n.ticket = t
 	s.inflight++
-	s.pool.Go(r.t.fn)
+	s.pool.Go(t.fn)
 }
 
 // runner returns the runner of kind, or nil.
@@ -255,9 +238,7 @@ func (s *scheduler) ticket() *ticket {
 		s.tickets = s.tickets[:k-1]
 		return t
 	}
-	t := &ticket{s: s}
-	t.fn = t.exec
-	return t
+	return s.newTicket()
 }
 
 // inputs maps n's dependencies to their outputs. A dependency whose output
@@ -278,38 +259,14 @@ func (s *scheduler) inputs(n *node) map[StepID]any {
 	return in
 }
 
-// execute runs on a pool worker: the step's attempts, then one message
-// with how it ended. It reads r and r.n's Step, which the coordinator
-// does not write while the step runs.
-func (s *scheduler) execute(r *running) {
-	var out any
-	err := errRunnerExited // kept if the runner ends the goroutine
-	defer func() {
-		s.box.postDone(r, message{
-			kind:      msgDone,
-			idx:       r.n.idx,
-			attempt:   int32(r.sc.Attempt),
-			out:       out,
-			err:       err,
-			cancelled: r.ctx.Err() != nil,
-		})
-	}()
-	step := &r.n.step
-	out, err = runAttempts(&r.ctx, &r.sc, r.run, step.Timeout, step.Retry, func(next int, err error) {
-		s.box.post(message{kind: msgRetry, idx: r.n.idx, attempt: int32(next), err: err})
-	})
-}
-
 // finish handles the end of a step that ran: succeeded, failed, or
 // cancelled when its context was (by Cancel or CancelStep) before it
 // returned, whatever it returned.
 func (s *scheduler) finish(m *message) {
 	n := s.dag.at(m.idx)
-	r := n.run
-	n.run = nil
-	r.ctx.cancel(context.Canceled) // as a deferred cancel would: derived contexts end
-	r.t.r = nil
-	s.tickets = append(s.tickets, r.t)
+	n.ticket.reset()
+	s.tickets = append(s.tickets, n.ticket)
+	n.ticket = nil
 	s.inflight--
 	n.attempts = m.attempt
 	switch {
@@ -400,8 +357,8 @@ func (s *scheduler) cancelRun() {
 	for i := range s.dag.n {
 		switch n := s.dag.at(i); n.state {
 		case stateRunning:
-			if n.run != nil {
-				n.run.ctx.cancel(err)
+			if n.ticket != nil {
+				n.ticket.cancel(err)
 			}
 		case statePending:
 			s.skip(n, reasonRunCancelled)
@@ -421,8 +378,8 @@ func (s *scheduler) cancelStep(n *node) {
 		s.skipDependents(n)
 	case stateRunning:
 		n.cancelled = true
-		if n.run != nil {
-			n.run.ctx.cancel(context.Canceled)
+		if n.ticket != nil {
+			n.ticket.cancel(context.Canceled)
 		}
 	}
 }
@@ -502,10 +459,15 @@ func (s *scheduler) result(to stepState) *Result {
 func (s *scheduler) crashed(v any) *Result {
 	stack := debug.Stack()
 	log.Error("workflow: the run's coordinator panicked; the run fails", "run", s.runID, "panic", v, "stack", string(stack))
-	s.box.close()
+	// Answer the CancelStep calls that wait, handled or not.
+	for _, m := range append(s.cur, s.box.shut()...) {
+		if m.kind == msgCancel && m.reply != nil {
+			close(m.reply)
+		}
+	}
 	for i := range s.dag.n {
-		if n := s.dag.at(i); n.run != nil {
-			n.run.ctx.cancel(context.Canceled)
+		if n := s.dag.at(i); n.ticket != nil {
+			n.ticket.cancel(context.Canceled)
 		}
 	}
 	s.pool.Wait()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -319,4 +320,98 @@ func stateFor(t *testing.T, s Status) stepState {
 		t.Fatalf("unknown status %q", s)
 	}
 	return stepState(i)
+}
+
+func TestARunnerThatEndsItsGoroutineFailsItsStep(t *testing.T) {
+	t.Parallel()
+	r, rec := startRun(t, []Step{task("exits"), task("after", "exits")}, Options{Registry: runners(byID(map[StepID]RunFunc{
+		"exits": func(context.Context, *StepContext) (any, error) {
+			runtime.Goexit()
+			return nil, nil
+		},
+	}))})
+	res := waitRun(t, r, rec)
+	if got := res.Steps["exits"]; got.Status != StatusFailed || !errors.Is(got.Err, errRunnerExited) {
+		t.Fatalf("exits %+v, want failed: the runner exited", got)
+	}
+	if res.Steps["after"].Status != StatusSkipped {
+		t.Fatalf("after %+v, want skipped", res.Steps["after"])
+	}
+}
+
+func TestASinkThatPanicsFailsTheRunAndTheProcessGoesOn(t *testing.T) {
+	t.Parallel()
+	started := make(chan StepID, 1)
+	var calls atomic.Int32
+	sink := SinkFunc(func(e Event) {
+		calls.Add(1)
+		if e.StepID == "b" && e.To == StatusRunning {
+			panic("sink broke")
+		}
+	})
+	// One at a time: a runs and ends, then b's start makes the sink panic.
+	r, err := Start(context.Background(), "crash", []Step{task("a"), task("b")}, Options{
+		MaxParallel: 1, Sinks: []Sink{sink},
+		Registry: runners(byID(map[StepID]RunFunc{"a": func(ctx context.Context, sc *StepContext) (any, error) {
+			started <- sc.Step.ID
+			return "a", nil
+		}})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitStart(t, started)
+	var res *Result
+	select {
+	case <-r.Done():
+		res = r.Wait()
+	case <-time.After(testDeadline):
+		t.Fatal("the run did not end")
+	}
+	var pe *PanicError
+	if res.Status != StatusFailed || !errors.As(res.Err, &pe) || pe.Value != "sink broke" {
+		t.Fatalf("run %s, err %v; want failed with the sink's panic", res.Status, res.Err)
+	}
+	if err := r.Expand(task("c")); !errors.Is(err, ErrRunEnded) {
+		t.Fatalf("Expand after the crash: %v", err)
+	}
+}
+
+func TestCancelStepReturnsEvenWhenHandlingItBreaksTheRun(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	sink := SinkFunc(func(e Event) {
+		if e.StepID == "p" && e.To == StatusSkipped {
+			panic("sink broke")
+		}
+	})
+	r, err := Start(context.Background(), "crash", []Step{task("gate"), task("p", "gate")}, Options{
+		Sinks: []Sink{sink},
+		Registry: runners(byID(map[StepID]RunFunc{"gate": func(ctx context.Context, sc *StepContext) (any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, ctx.Err()
+		}})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan error, 1)
+	go func() { returned <- r.CancelStep("p") }()
+	select {
+	case <-returned:
+	case <-time.After(testDeadline):
+		t.Fatal("CancelStep did not return")
+	}
+	close(release)
+	select {
+	case <-r.Done():
+	case <-time.After(testDeadline):
+		t.Fatal("the run did not end")
+	}
+	if res := r.Wait(); res.Status != StatusFailed || res.Err == nil {
+		t.Fatalf("run %s, err %v; want failed with the sink's panic", res.Status, res.Err)
+	}
 }

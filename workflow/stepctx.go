@@ -9,10 +9,11 @@ import (
 
 // stepCtx is the context a step's runner gets. It carries the run's
 // values and deadline, and the scheduler cancels it: when CancelStep
-// names the step, when the run is cancelled, and when the step ends (as a
-// deferred cancel would). It lives inside the step's node, so starting a
-// step allocates no context, unlike context.WithCancel, which also
-// registers every child with the run's context under its lock.
+// names the step, when the run is cancelled (as soon as the coordinator
+// handles that), and when the step ends (as a deferred cancel would). It
+// lives in the step's running state (worker.go), so starting a step
+// allocates no context of its own, unlike context.WithCancel, which also
+// registers every child with the run's context under that context's lock.
 //
 // It implements the AfterFunc method the context package looks for, so
 // contexts a runner derives from it (WithCancel, WithTimeout,
@@ -24,7 +25,7 @@ type stepCtx struct {
 	mu    sync.Mutex
 	done  chan struct{} // made on first use
 	err   error
-	hooks []*stepCtxHook
+	hooks *[]*stepCtxHook // made on first use; few runners derive contexts
 }
 
 type stepCtxHook struct{ f func() }
@@ -75,8 +76,10 @@ func (c *stepCtx) cancel(err error) {
 	} else {
 		close(c.done)
 	}
-	hooks := c.hooks
-	c.hooks = nil
+	var hooks []*stepCtxHook
+	if c.hooks != nil {
+		hooks, *c.hooks = *c.hooks, nil
+	}
 	c.mu.Unlock()
 	for _, h := range hooks {
 		h.f()
@@ -95,15 +98,18 @@ func (c *stepCtx) AfterFunc(f func()) (stop func() bool) {
 		return func() bool { return false }
 	}
 	h := &stepCtxHook{f: f}
-	c.hooks = append(c.hooks, h)
+	if c.hooks == nil {
+		c.hooks = new([]*stepCtxHook)
+	}
+	*c.hooks = append(*c.hooks, h)
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		i := slices.Index(c.hooks, h)
+		i := slices.Index(*c.hooks, h)
 		if i < 0 {
 			return false
 		}
-		c.hooks = slices.Delete(c.hooks, i, i+1)
+		*c.hooks = slices.Delete(*c.hooks, i, i+1)
 		return true
 	}
 }
