@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/task-x/runtime/workflow/jsonpath"
 )
 
 // Validator is implemented by params types with rules beyond their JSON
@@ -55,7 +55,7 @@ func describeDecodeError(err error) string {
 		case errors.Is(err, jsonv2.ErrUnknownName):
 			return field + ": unknown field"
 		case se.GoType != nil && se.JSONKind != 0:
-			want, got := jsonKindOf(se.GoType), kindName(se.JSONKind)
+			want, got := jsonpath.TypeName(se.GoType), jsonpath.KindName(se.JSONKind)
 			if got == "a number" && (want == "an integer" || want == "a number") {
 				return fmt.Sprintf("%s: expected %s, got a number with a fraction or out of range", field, want)
 			}
@@ -80,58 +80,7 @@ func fieldPath(p jsontext.Pointer) string {
 	if p == "" {
 		return "params"
 	}
-	var b strings.Builder
-	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	}
-	return "an invalid value"
-}
-
-func jsonKindOf(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "a valid value"
+	return jsonpath.Path(jsonpath.Tokens(p))
 }
 
 // secretsOf returns the values of the `secret:"true"` string fields in v,

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
-	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/task-x/runtime/workflow/jsonpath"
 )
 
 // The fields a plan and a plan step take, for the message about an unknown
@@ -49,7 +49,7 @@ func decodeError(data []byte, err error) *InvalidInputError {
 			}
 			return at.invalid("unknown field %q; %s takes %s", at.last, at.owner(), fields)
 		case se.GoType != nil && se.JSONKind != 0:
-			return at.invalid("%s must be %s, got %s", at.subject(), jsonKindOf(se.GoType), kindName(se.JSONKind))
+			return at.invalid("%s must be %s, got %s", at.subject(), jsonpath.TypeName(se.GoType), jsonpath.KindName(se.JSONKind))
 		}
 		return at.invalid("%s has an invalid value", at.subject())
 	}
@@ -85,7 +85,7 @@ func locate(data []byte, ptr jsontext.Pointer) location {
 	for tok := range ptr.Tokens() {
 		tokens = append(tokens, tok)
 	}
-	at.path = fieldPath(tokens)
+	at.path = jsonpath.Path(tokens)
 	at.rel = at.path
 	if len(tokens) > 0 {
 		at.last = tokens[len(tokens)-1]
@@ -94,7 +94,7 @@ func locate(data []byte, ptr jsontext.Pointer) location {
 		if i, err := strconv.Atoi(tokens[1]); err == nil {
 			at.step = i
 			at.id = stepIDAt(data, i)
-			at.rel = fieldPath(tokens[2:])
+			at.rel = jsonpath.Path(tokens[2:])
 		}
 	}
 	return at
@@ -129,22 +129,6 @@ func (at location) owner() string {
 	return "a plan"
 }
 
-// fieldPath renders pointer tokens as a path: steps, 0, id is steps[0].id.
-func fieldPath(tokens []string) string {
-	var b strings.Builder
-	for _, tok := range tokens {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
 // stepIDAt reads the id of steps[i] leniently, so that an error about a
 // step that failed to decode can still name it.
 func stepIDAt(data []byte, i int) string {
@@ -170,39 +154,4 @@ func lineCol(data []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return line, col
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	}
-	return "an invalid value"
-}
-
-func jsonKindOf(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "a valid value"
 }
