@@ -20,14 +20,13 @@ import (
 // pool.Go, which blocks while every worker is busy, always returns: the
 // coordinator calls it only when fewer than max steps run.
 type scheduler struct {
-	runID  string
-	ctx    context.Context // the run's; every step's context derives from it
-	reg    *Registry
-	sinks  []Sink
-	max    int
-	pool   *pool.Pool
-	box    *inbox
-	expand func(*StepContext, []Step) error // StepContext.Expand of every step
+	runID string
+	ctx   context.Context // the run's; every step's context derives from it
+	reg   *Registry
+	sinks []Sink
+	max   int
+	pool  *pool.Pool
+	box   *inbox
 
 	dag       dag
 	ready     []int32 // FIFO of steps whose dependencies all succeeded
@@ -70,7 +69,6 @@ func newScheduler(ctx context.Context, runID string, steps int, opts Options) *s
 		pool:  pool.New().WithMaxGoroutines(opts.MaxParallel),
 		box:   newInbox(runID, steps),
 	}
-	s.expand = func(sc *StepContext, steps []Step) error { return s.box.add(sc.owner, steps) }
 	return s
 }
 

@@ -52,8 +52,11 @@ type StepContext struct {
 	// dependency whose output is nil has no entry.
 	Inputs map[StepID]any
 
-	expand func(from *StepContext, steps []Step) error
-	owner  *running // the scheduler's record of the step while it runs
+	// box takes the step's expansions; a direct call, not a func value,
+	// so escape analysis sees that Expand's variadic slice stays on the
+	// caller's stack (add copies the steps).
+	box   *inbox
+	owner *running // the scheduler's record of the step while it runs
 }
 
 // Expand adds steps to the running DAG (a model turn adds its tool calls
@@ -63,10 +66,10 @@ type StepContext struct {
 // skipped. An expansion that names an unknown step, repeats an id, or
 // would close a cycle is refused whole.
 func (sc *StepContext) Expand(steps ...Step) error {
-	if sc.expand == nil {
+	if sc.box == nil {
 		return fmt.Errorf("step %s: this run does not take new steps", sc.Step.ID)
 	}
-	return sc.expand(sc, steps)
+	return sc.box.add(sc.owner, steps)
 }
 
 // RunFunc runs one attempt of a step and returns its output. A panic in it

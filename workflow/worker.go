@@ -53,7 +53,7 @@ func (t *ticket) exec() {
 	s, n := t.s, t.n
 	r := &running{n: n}
 	r.ctx.run = s.ctx
-	r.sc = StepContext{RunID: s.runID, Step: &n.step, Attempt: 1, Inputs: t.inputs, expand: s.expand, owner: r}
+	r.sc = StepContext{RunID: s.runID, Step: &n.step, Attempt: 1, Inputs: t.inputs, box: s.box, owner: r}
 	t.mu.Lock()
 	t.r = r
 	cancelled := t.cancelled
