@@ -88,14 +88,6 @@ func compatTools(specs []ToolSpec) []compatTool {
 	return out
 }
 
-func compatHeader(cfg *ProviderConfig) http.Header {
-	h := http.Header{}
-	if cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
-	return h
-}
-
 func (compatDialect) chat(cfg *ProviderConfig, req *ChatRequest) (request, error) {
 	body := compatBody{
 		Model:         cfg.Model,
@@ -106,7 +98,7 @@ func (compatDialect) chat(cfg *ProviderConfig, req *ChatRequest) (request, error
 		Stream:        true,
 		StreamOptions: compatStreamOptions{IncludeUsage: true},
 	}
-	return request{method: http.MethodPost, url: cfg.baseURL() + "/chat/completions", body: body, header: compatHeader(cfg)}, nil
+	return request{method: http.MethodPost, url: cfg.baseURL() + "/chat/completions", body: body, header: bearerHeader(cfg)}, nil
 }
 
 // compatMessages converts the conversation. A user message's tool results
@@ -348,7 +340,7 @@ func (compatDialect) models(ctx context.Context, cfg *ProviderConfig) ([]ModelIn
 	var list struct {
 		Data []compatModel `json:"data"`
 	}
-	err := fetchJSON(ctx, cfg, request{method: http.MethodGet, url: cfg.baseURL() + "/models", header: compatHeader(cfg)}, &list)
+	err := fetchJSON(ctx, cfg, request{method: http.MethodGet, url: cfg.baseURL() + "/models", header: bearerHeader(cfg)}, &list)
 	var pe *ProviderError
 	if errors.As(err, &pe) {
 		switch pe.Status {

@@ -57,14 +57,6 @@ type ollamaToolCall struct {
 	} `json:"function"`
 }
 
-func ollamaHeader(cfg *ProviderConfig) http.Header {
-	h := http.Header{}
-	if cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
-	return h
-}
-
 func (ollamaDialect) chat(cfg *ProviderConfig, req *ChatRequest) (request, error) {
 	body := ollamaBody{
 		Model:    cfg.Model,
@@ -77,7 +69,7 @@ func (ollamaDialect) chat(cfg *ProviderConfig, req *ChatRequest) (request, error
 			NumCtx:      max(req.ContextWindow, 0),
 		},
 	}
-	return request{method: http.MethodPost, url: cfg.baseURL() + "/api/chat", body: body, header: ollamaHeader(cfg)}, nil
+	return request{method: http.MethodPost, url: cfg.baseURL() + "/api/chat", body: body, header: bearerHeader(cfg)}, nil
 }
 
 // ollamaMessages converts the conversation. As for Chat Completions, a user
@@ -276,7 +268,7 @@ func (s *ollamaShowReply) apply(m *ModelInfo) {
 
 func ollamaShow(ctx context.Context, cfg *ProviderConfig, model string) (*ollamaShowReply, error) {
 	var reply ollamaShowReply
-	r := request{method: http.MethodPost, url: cfg.baseURL() + "/api/show", body: map[string]string{"model": model}, header: ollamaHeader(cfg)}
+	r := request{method: http.MethodPost, url: cfg.baseURL() + "/api/show", body: map[string]string{"model": model}, header: bearerHeader(cfg)}
 	if err := fetchJSON(ctx, cfg, r, &reply); err != nil {
 		return nil, err
 	}
@@ -294,7 +286,7 @@ func (ollamaDialect) models(ctx context.Context, cfg *ProviderConfig) ([]ModelIn
 			Details ollamaDetails `json:"details"`
 		} `json:"models"`
 	}
-	r := request{method: http.MethodGet, url: cfg.baseURL() + "/api/tags", header: ollamaHeader(cfg)}
+	r := request{method: http.MethodGet, url: cfg.baseURL() + "/api/tags", header: bearerHeader(cfg)}
 	if err := fetchJSON(ctx, cfg, r, &tags); err != nil {
 		return nil, err
 	}

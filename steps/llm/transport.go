@@ -16,6 +16,16 @@ import (
 // deadline (a stream may run for minutes; timeoutMs bounds its idle gaps).
 var httpClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 
+// bearerHeader authenticates with the API key as a bearer token, when there
+// is one (OpenAI-compatible servers, Ollama behind a proxy).
+func bearerHeader(cfg *ProviderConfig) http.Header {
+	h := http.Header{}
+	if cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return h
+}
+
 // maxErrorBody bounds how much of an error reply is read.
 const maxErrorBody = 64 << 10
 
